@@ -1,0 +1,20 @@
+/*
+ * What the generated entry points (cdn_api_entry.c) need: the readiness
+ * check and the error raising functions.
+ */
+#ifndef CDN_API_ENTRY_H
+#define CDN_API_ENTRY_H
+
+#include <mpi.h>
+
+#include "runtime/errhandler.h"
+#include "runtime/error.h"
+#include "runtime/runtime.h"
+
+struct cdn_comm;
+
+/* The communicator behind a handle; on an invalid one, NULL with *rc set to
+ * an MPI_ERR_COMM code whose message names the caller and the handle. */
+struct cdn_comm *cdn_api_comm(MPI_Comm comm, const char *caller, int *rc);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * Process start and end: MPI_Init/MPI_Init_thread bring the runtime object
+ * up, MPI_Finalize takes it down, cdn_rt_abort ends the job.
+ *
+ * Without a launcher the process is a one-process job (a singleton).
+ * Launch through PMIx comes with issue [Launch]; it plugs in here.
+ */
+#include "runtime/runtime.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "runtime/comm.h"
+#include "runtime/errhandler.h"
+#include "runtime/error.h"
+
+struct cdn_runtime cdn_rt = {
+    .init_lock = PTHREAD_MUTEX_INITIALIZER,
+    .errhandlers = CDN_HANDLE_TABLE_INIT(CDN_OBJ_ERRHANDLER),
+};
+
+int cdn_rt_init(int required, int *provided, const char *caller)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&cdn_rt.init_lock);
+    int state = atomic_load(&cdn_rt.state);
+    if (state != CDN_STATE_UNINIT) {
+        rc = cdn_err(MPI_ERR_OTHER, "%s: MPI is %s; it can be initialised once per process",
+                     caller, state == CDN_STATE_READY ? "already initialised" : "finalised");
+        goto out;
+    }
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
+        rc = cdn_err(MPI_ERR_ARG, "%s: required thread level %d is not one of "
+                     "MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE (0..3)", caller, required);
+        goto out;
+    }
+    cdn_errh_init_initial();
+    cdn_rt.thread_level = required;  /* every level is supported, MULTIPLE included */
+    cdn_rt.main_thread = pthread_self();
+    clock_gettime(CLOCK_MONOTONIC, &cdn_rt.wtime_base);
+    cdn_rt.world_rank = 0;
+    cdn_rt.world_size = 1;
+    cdn_rt.appnum = 0;
+    cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    if (provided != NULL)
+        *provided = cdn_rt.thread_level;
+    atomic_store_explicit(&cdn_rt.state, CDN_STATE_READY, memory_order_release);
+out:
+    pthread_mutex_unlock(&cdn_rt.init_lock);
+    return rc;
+}
+
+int cdn_rt_finalize(void)
+{
+    pthread_mutex_lock(&cdn_rt.init_lock);
+    atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
+    cdn_comm_finalize_builtin();
+    cdn_err_finalize();
+    pthread_mutex_unlock(&cdn_rt.init_lock);
+    return MPI_SUCCESS;
+}
+
+void cdn_rt_abort(int exitcode, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(exitcode);
+}

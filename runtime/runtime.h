@@ -1,0 +1,55 @@
+/*
+ * The runtime object: all of Cadence's process-wide mutable state lives in
+ * the one `cdn_rt` declared here (DESIGN.md, "Layout").  Other files own
+ * their objects but reach shared state only through it.
+ */
+#ifndef CDN_RUNTIME_H
+#define CDN_RUNTIME_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "runtime/handle.h"
+
+#define CDN_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CDN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+enum cdn_state {
+    CDN_STATE_UNINIT = 0,     /* before MPI_Init */
+    CDN_STATE_READY = 1,      /* between MPI_Init and MPI_Finalize */
+    CDN_STATE_FINALIZED = 2,  /* after MPI_Finalize: MPI cannot be started again */
+};
+
+struct cdn_errhandler;
+
+struct cdn_runtime {
+    atomic_int state;                  /* enum cdn_state */
+    pthread_mutex_t init_lock;         /* serialises init and finalize */
+    int thread_level;                  /* the level MPI_Init_thread provided */
+    pthread_t main_thread;             /* the thread that initialised MPI */
+    struct timespec wtime_base;        /* MPI_Wtime counts from here */
+    int world_rank, world_size;        /* this process in MPI_COMM_WORLD */
+    int appnum;
+    struct cdn_errhandler *initial_errh;  /* raised on outside init..finalize */
+    struct cdn_handle_table errhandlers;  /* user-created error handlers */
+};
+
+extern struct cdn_runtime cdn_rt;
+
+/* True between MPI_Init and MPI_Finalize: most of MPI may be called. */
+static inline int cdn_api_ready(void)
+{
+    return atomic_load_explicit(&cdn_rt.state, memory_order_acquire) == CDN_STATE_READY;
+}
+
+/* Bring up the process as an MPI job (a one-process job without a launcher). */
+int cdn_rt_init(int required, int *provided, const char *caller);
+int cdn_rt_finalize(void);
+
+/* End the job now with this exit code, after printing why (a printf format). */
+_Noreturn void cdn_rt_abort(int exitcode, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

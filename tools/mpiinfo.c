@@ -1,0 +1,108 @@
+/*
+ * mpiinfo — what this Cadence MPI is: version, build options, transports,
+ * the CADENCE_ environment variables, and which declared MPI functions are
+ * implemented.  It reads the same generated API table and parameter table
+ * the library is built from.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_list.h"
+#include "cdn_build_config.h"
+#include "runtime/config.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mpiinfo [option]\n"
+            "  (none)            version, build options, transports, parameters\n"
+            "  --params          the CADENCE_ environment variables\n"
+            "  --unimplemented   declared MPI functions not implemented yet, with a count\n"
+            "  --implemented     the functions that are implemented, with a count\n"
+            "  --version         the version line only\n"
+            "  --help            this text\n");
+}
+
+static void print_params(void)
+{
+    printf("Environment variables (%d):\n", cdn_nparams);
+    for (int i = 0; i < cdn_nparams; i++) {
+        const struct cdn_param *p = &cdn_params[i];
+        const char *v = getenv(p->name);
+        printf("  %s  [%s, read by %s, default: %s]%s%s\n      %s\n", p->name, p->type,
+               p->read_by, p->deflt, v ? "  currently: " : "", v ? v : "", p->desc);
+    }
+}
+
+static int list_functions(int want_implemented)
+{
+    int n = 0, total = cdn_api_table_len;
+    const char *chapter = NULL;
+    for (int i = 0; i < total; i++) {
+        const struct cdn_api_fn *f = &cdn_api_table[i];
+        if (!!(f->flags & CDN_API_IMPLEMENTED) != want_implemented)
+            continue;
+        if (chapter == NULL || strcmp(chapter, f->chapter) != 0) {
+            chapter = f->chapter;
+            printf("[%s]\n", chapter);
+        }
+        printf("  %s%s%s\n", f->name, (f->flags & CDN_API_DEPRECATED) ? "  (deprecated)" : "",
+               (f->flags & CDN_API_SINCE_4_1) ? "  (MPI-4.1)" : "");
+        n++;
+    }
+    printf("%d of %d declared functions are %s.\n", n, total,
+           want_implemented ? "implemented" : "not implemented yet");
+    return 0;
+}
+
+static int count_implemented(void)
+{
+    int n = 0;
+    for (int i = 0; i < cdn_api_table_len; i++)
+        n += !!(cdn_api_table[i].flags & CDN_API_IMPLEMENTED);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *opt = argc == 2 ? argv[1] : "";
+    if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(opt, "--version") == 0) {
+        printf("Cadence MPI %s (MPI %d.%d, MPICH ABI)\n", CDN_VERSION, MPI_VERSION, MPI_SUBVERSION);
+        return 0;
+    }
+    if (strcmp(opt, "--unimplemented") == 0)
+        return list_functions(0);
+    if (strcmp(opt, "--implemented") == 0)
+        return list_functions(1);
+    if (strcmp(opt, "--params") == 0) {
+        print_params();
+        return 0;
+    }
+    if (opt[0] != '\0') {
+        fprintf(stderr, "mpiinfo: unknown option '%s'\n", opt);
+        usage(stderr);
+        return 2;
+    }
+    printf("Cadence MPI %s\n", CDN_VERSION);
+    printf("  MPI standard:      %d.%d\n", MPI_VERSION, MPI_SUBVERSION);
+    printf("  ABI:               MPICH (libmpi.so.12, also libmpich.so.12)\n");
+    printf("  Compiler:          %s\n", CDN_BUILD_CC);
+    printf("  Build options:     %s\n", CDN_BUILD_OPTIONS);
+    printf("  Transports:        %s\n", CDN_TRANSPORTS);
+    printf("  Fabric libraries:  %s (found at build time; their transports are not "
+           "written yet)\n", CDN_FABRIC_LIBS);
+    printf("  Functions:         %d of %d declared functions implemented "
+           "(mpiinfo --unimplemented lists the rest)\n", count_implemented(), cdn_api_table_len);
+    print_params();
+    return 0;
+}

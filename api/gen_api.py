@@ -86,7 +86,11 @@ class Function:
         """(raising function, argument) for the object whose handler sees errors."""
         for p in self.params:
             if not p.array and p.type in HANDLE_OBJECTS:
+                if self.name.startswith('MPI_File_') and p.type != 'MPI_File':
+                    break  # MPI_File_open, _delete: on MPI_FILE_NULL (MPI-4.1 14.7)
                 return HANDLE_OBJECTS[p.type], p.name
+        if self.name.startswith('MPI_File_'):
+            return 'cdn_err_raise_file', 'MPI_FILE_NULL'
         return 'cdn_err_raise_self', None
 
 

@@ -1,0 +1,30 @@
+#!/bin/sh
+# quickstart.sh — install what is missing, build Cadence MPI, run the demo.
+#   ./quickstart.sh         setup + build + compile and run examples/hello.c
+#   ./quickstart.sh test    setup + build + the whole test suite
+# The build goes to ./build (warnings are errors, as in CI).
+set -eu
+cd "$(dirname "$0")"
+
+tools/setup-deps.sh
+if [ ! -f build/build.ninja ]; then
+    meson setup build -Dwerror=true -Dtests=enabled
+fi
+meson compile -C build
+
+case "${1:-demo}" in
+demo)
+    build/tools/mpicc examples/hello.c -o build/hello
+    build/hello
+    ;;
+test)
+    status=0
+    meson test -C build --print-errorlogs --num-processes 2 || status=$?
+    python3 tools/test-summary.py build/meson-logs/testlog.json
+    exit $status
+    ;;
+*)
+    echo "usage: $0 [demo|test]" >&2
+    exit 2
+    ;;
+esac

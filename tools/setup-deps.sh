@@ -1,0 +1,41 @@
+#!/bin/sh
+# setup-deps.sh — install the Debian 12 packages Cadence needs that are missing.
+#
+# Build: meson, ninja, pkg-config, a C compiler, Python 3, OpenPMIx and hwloc
+# (required), libfabric, UCX and rdma-core (optional transports), Check.
+# Tests also use Debian's MPICH (the ABI test) and CMake (the FindMPI test).
+set -eu
+
+packages="build-essential pkg-config python3 meson ninja-build libpmix-dev libhwloc-dev
+libfabric-dev libucx-dev libibverbs-dev check libmpich-dev mpich cmake"
+
+missing=""
+for p in $packages; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -z "$missing" ]; then
+    echo "setup-deps: all packages present"
+    exit 0
+fi
+echo "setup-deps: missing:$missing"
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup-deps: apt-get not found. This script installs Debian packages; on another" >&2
+    echo "system install the equivalents of:$missing" >&2
+    exit 1
+fi
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+else
+    echo "setup-deps: not root and no sudo. As root run:" >&2
+    echo "  apt-get update && apt-get install -y$missing" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# shellcheck disable=SC2086  # the package list is meant to split
+$sudo apt-get install -y -q --no-install-recommends $missing

@@ -149,11 +149,17 @@ static int raise_default(int objtype, void *obj, int code)
     return cdn_errh_invoke(cdn_errh_default(), objtype, obj, code);
 }
 
+/* An invalid communicator argument has no handler of its own; as in MPICH,
+ * the error goes to MPI_COMM_WORLD's, where programs set MPI_ERRORS_RETURN. */
 int cdn_err_raise_comm(MPI_Comm comm, int code)
 {
     struct cdn_comm *c = cdn_comm_get(comm);
-    if (c == NULL)
-        return cdn_err_raise_self(code);
+    if (c == NULL) {
+        c = cdn_comm_get(MPI_COMM_WORLD);
+        if (c == NULL)
+            return cdn_err_raise_self(code);
+        comm = MPI_COMM_WORLD;
+    }
     return cdn_errh_invoke(cdn_comm_errh(c), CDN_OBJ_COMM, &comm, code);
 }
 

@@ -10,6 +10,8 @@
 int cdn_handle_alloc(struct cdn_handle_table *t, void *obj)
 {
     int handle = 0;
+    if (obj == NULL)
+        return 0;  /* NULL marks a free slot: it cannot be stored */
     pthread_mutex_lock(&t->lock);
     uint32_t index;
     if (t->nfree > 0) {

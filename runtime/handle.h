@@ -61,7 +61,7 @@ struct cdn_handle_table {
 
 #define CDN_HANDLE_TABLE_INIT(objtype) {.type = (objtype), .lock = PTHREAD_MUTEX_INITIALIZER}
 
-/* Store obj; returns its handle, or 0 when memory or indices run out. */
+/* Store obj (not NULL); returns its handle, or 0 when memory or indices run out. */
 int cdn_handle_alloc(struct cdn_handle_table *t, void *obj);
 /* The object behind a run-time handle of this table's type, or NULL. */
 void *cdn_handle_get(struct cdn_handle_table *t, int handle);

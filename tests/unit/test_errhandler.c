@@ -15,6 +15,7 @@
 #include "runtime/error.h"
 #include "runtime/handle.h"
 #include "runtime/runtime.h"
+#include "run_suite.h"
 
 /* What the user handler saw. */
 static int calls;
@@ -364,11 +365,5 @@ static Suite *errhandler_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(errhandler_suite());
-    /* exit tests need a child per test, whatever CK_FORK says */
-    srunner_set_fork_status(sr, CK_FORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return cdn_run_suite(errhandler_suite(), 1);
 }

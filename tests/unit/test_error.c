@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "runtime/error.h"
+#include "run_suite.h"
 
 /* Every test starts with no user classes or codes, also under CK_FORK=no. */
 static void reset_user_errors(void)
@@ -409,9 +410,5 @@ static Suite *error_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(error_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return cdn_run_suite(error_suite(), 0);
 }

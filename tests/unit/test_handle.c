@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "runtime/handle.h"
+#include "run_suite.h"
 
 static int objs[3 * CDN_HANDLE_CHUNK + 10];  /* things to point handles at */
 
@@ -307,9 +308,5 @@ static Suite *handle_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(handle_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return cdn_run_suite(handle_suite(), 0);
 }

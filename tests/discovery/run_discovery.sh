@@ -5,6 +5,8 @@
 #   cmake     CMake's FindMPI on the installed mpicc
 #   meson     meson's dependency('mpi') on the installed mpicc
 #   mpiinfo   mpiinfo's report, and an --unimplemented count checked against api/mpi.api
+#   exports   libmpi exports the MPI interface and nothing else, every table entry
+#             as PMPI_ with a weak MPI_ alias
 set -euo pipefail
 mode=$1
 build=${CADENCE_BUILD_ROOT:?}
@@ -112,6 +114,19 @@ mpiinfo)
     grep -qx '  MPI_Send' <<<"$list" || fail "MPI_Send should be listed as unimplemented"
     if grep -qx '  MPI_Init' <<<"$list"; then fail "MPI_Init is implemented"; fi
     echo "ok: $got"
+    ;;
+exports)
+    syms=$(nm -D --defined-only "$build/libmpi.so.12" | awk '{print $2, $3}')
+    stray=$(awk '{print $2}' <<<"$syms" | grep -vE '^(MPI_|PMPI_|MPIX_|PMPIX_)|^MPIR_Dup_fn$' || true)
+    [ -z "$stray" ] || fail "libmpi exports internal symbols: $stray"
+    names=$(sed -nE 's/^[A-Za-z_ ]+\**\s*(MPIX?_\w+)\(.*/\1/p' "$src/api/mpi.api")
+    n=0
+    for f in $names; do
+        grep -qx "T P$f" <<<"$syms" || fail "P$f is not exported as a strong symbol"
+        grep -qx "W $f" <<<"$syms" || fail "$f is not exported as a weak alias"
+        n=$((n + 1))
+    done
+    echo "ok: $n functions exported as PMPI_/PMPIX_ with weak MPI_/MPIX_ aliases, nothing internal"
     ;;
 *)
     fail "unknown mode $mode"

@@ -111,14 +111,18 @@ void cdn_errh_init_initial(void)
     cdn_rt.initial_errh = eh;
 }
 
-struct cdn_errhandler *cdn_errh_default(void)
+/* The initial handler, read from the environment on first use. */
+static struct cdn_errhandler *initial_errh(void)
 {
-    struct cdn_comm *self = cdn_comm_get(MPI_COMM_SELF);
-    if (self != NULL)
-        return cdn_comm_errh(self);
     if (cdn_rt.initial_errh == NULL)
         cdn_errh_init_initial();
     return cdn_rt.initial_errh;
+}
+
+struct cdn_errhandler *cdn_errh_default(void)
+{
+    struct cdn_comm *self = cdn_comm_get(MPI_COMM_SELF);
+    return self != NULL ? cdn_comm_errh(self) : initial_errh();
 }
 
 int cdn_errh_invoke(struct cdn_errhandler *eh, int objtype, void *obj, int code)
@@ -195,8 +199,6 @@ int cdn_err_not_ready(const char *fname)
     int code = cdn_err(MPI_ERR_OTHER, "%s was called %s; only the functions MPI lists as callable "
                        "at any time may be", fname,
                        state == CDN_STATE_FINALIZED ? "after MPI_Finalize" : "before MPI_Init");
-    if (cdn_rt.initial_errh == NULL)
-        cdn_errh_init_initial();
     MPI_Comm self = MPI_COMM_SELF;
-    return cdn_errh_invoke(cdn_rt.initial_errh, CDN_OBJ_COMM, &self, code);
+    return cdn_errh_invoke(initial_errh(), CDN_OBJ_COMM, &self, code);
 }

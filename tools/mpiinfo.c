@@ -77,7 +77,11 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(opt, "--version") == 0) {
-        printf("Cadence MPI %s (MPI %d.%d, MPICH ABI)\n", CDN_VERSION, MPI_VERSION, MPI_SUBVERSION);
+        /* The first line of the library's own version string. */
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(version, &len);
+        printf("%.*s\n", (int)strcspn(version, "\n"), version);
         return 0;
     }
     if (strcmp(opt, "--unimplemented") == 0)

@@ -15,6 +15,7 @@
 #include "runtime/comm.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
+#include "progress/engine.h"
 
 struct cdn_runtime cdn_rt = {
     .init_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -44,6 +45,13 @@ int cdn_rt_init(int required, int *provided, const char *caller)
     cdn_rt.world_size = 1;
     cdn_rt.appnum = 0;
     cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    /* Transports open endpoints and publish addresses, then (after the
+     * PMIx fence, when there is a launcher) connect to their peers. */
+    rc = cdn_progress_init();
+    if (rc == MPI_SUCCESS)
+        rc = cdn_progress_wireup();
+    if (rc != MPI_SUCCESS)
+        goto out;
     if (provided != NULL)
         *provided = cdn_rt.thread_level;
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_READY, memory_order_release);
@@ -55,6 +63,7 @@ out:
 int cdn_rt_finalize(void)
 {
     pthread_mutex_lock(&cdn_rt.init_lock);
+    cdn_progress_finalize();
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
     cdn_comm_finalize_builtin();
     cdn_err_finalize();

@@ -10,7 +10,16 @@
 #include "runtime/handle.h"
 
 #define SHIM_TYPES 256
-static struct cdn_datatype shim[SHIM_TYPES];
+#include <pthread.h>
+static struct cdn_datatype shim[SHIM_TYPES][256];
+static pthread_once_t shim_once = PTHREAD_ONCE_INIT;
+
+static void shim_init(void)
+{
+    for (int s = 1; s < SHIM_TYPES; s++)
+        for (int i = 0; i < 256; i++)
+            shim[s][i].size = s;
+}
 
 struct cdn_datatype *cdn_datatype_get(MPI_Datatype handle)
 {
@@ -19,10 +28,8 @@ struct cdn_datatype *cdn_datatype_get(MPI_Datatype handle)
     int size = ((unsigned)handle >> 8) & 0xff;
     if (size == 0 || handle == MPI_LB || handle == MPI_UB)
         return NULL;
-    struct cdn_datatype *dt = &shim[handle & 0xff];
-    dt->handle = handle;
-    dt->size = size;
-    return dt;
+    pthread_once(&shim_once, shim_init);
+    return &shim[size][handle & 0xff];
 }
 
 int cdn_datatype_check(MPI_Datatype handle, const char *caller, struct cdn_datatype **out)

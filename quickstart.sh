@@ -1,6 +1,6 @@
 #!/bin/sh
 # quickstart.sh — install what is missing, build Cadence MPI, run the demo.
-#   ./quickstart.sh         setup + build + compile and run examples/hello.c
+#   ./quickstart.sh         setup + build + compile examples/hello.c, run it on 4 ranks
 #   ./quickstart.sh test    setup + build + the whole test suite
 # The build goes to ./build (warnings are errors, as in CI).
 set -eu
@@ -15,7 +15,7 @@ meson compile -C build
 case "${1:-demo}" in
 demo)
     build/tools/mpicc examples/hello.c -o build/hello
-    build/hello
+    build/tools/mpirun -n 4 build/hello
     ;;
 test)
     status=0

@@ -1,5 +1,5 @@
 /* hello.c — the first Cadence MPI program.
- *   mpicc hello.c -o hello && ./hello        (mpirun -n 4 ./hello once mpirun lands) */
+ *   mpicc hello.c -o hello && mpirun -n 4 ./hello   (./hello alone is a one-process job) */
 #include <mpi.h>
 #include <stdio.h>
 

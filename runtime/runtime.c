@@ -2,8 +2,8 @@
  * Process start and end: MPI_Init/MPI_Init_thread bring the runtime object
  * up, MPI_Finalize takes it down, cdn_rt_abort ends the job.
  *
- * Without a launcher the process is a one-process job (a singleton).
- * Launch through PMIx comes with issue [Launch]; it plugs in here.
+ * Under a launcher the job's facts and the address exchange come from PMIx
+ * (runtime/pmix.c); without one the process is a one-process job.
  */
 #include "runtime/runtime.h"
 
@@ -15,6 +15,7 @@
 #include "runtime/comm.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
+#include "runtime/pmix.h"
 #include "progress/engine.h"
 
 struct cdn_runtime cdn_rt = {
@@ -41,15 +42,24 @@ int cdn_rt_init(int required, int *provided, const char *caller)
     cdn_rt.thread_level = required;  /* every level is supported, MULTIPLE included */
     cdn_rt.main_thread = pthread_self();
     clock_gettime(CLOCK_MONOTONIC, &cdn_rt.wtime_base);
-    cdn_rt.world_rank = 0;
-    cdn_rt.world_size = 1;
-    cdn_rt.appnum = 0;
-    cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
-    /* Transports open endpoints and publish addresses, then (after the
-     * PMIx fence, when there is a launcher) connect to their peers. */
+    rc = cdn_pmix_init(caller);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    /* what every peer may need of us: the pid (single-copy transfers) */
+    pid_t pid = getpid();
+    rc = cdn_modex_put(CDN_MODEX_PID, &pid, sizeof pid);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    /* Transports open endpoints and publish their addresses before the
+     * fence, and connect to their peers after it. */
     rc = cdn_progress_init();
-    if (rc == MPI_SUCCESS)
-        rc = cdn_progress_wireup();
+    if (rc != MPI_SUCCESS)
+        goto out;
+    rc = cdn_pmix_fence(true, caller);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    rc = cdn_progress_wireup();
     if (rc != MPI_SUCCESS)
         goto out;
     if (provided != NULL)
@@ -65,20 +75,25 @@ int cdn_rt_finalize(void)
     pthread_mutex_lock(&cdn_rt.init_lock);
     cdn_progress_finalize();
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
+    int rc = cdn_pmix_finalize();
     cdn_comm_finalize_builtin();
+    free(cdn_rt.local_peers);
+    cdn_rt.local_peers = NULL;
     cdn_err_finalize();
     pthread_mutex_unlock(&cdn_rt.init_lock);
-    return MPI_SUCCESS;
+    return rc;
 }
 
 void cdn_rt_abort(int exitcode, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     fflush(stdout);
+    fprintf(stderr, "%s\n", msg);
     fflush(stderr);
+    cdn_pmix_abort(exitcode, msg);  /* the launcher ends the other processes */
     _exit(exitcode);
 }

@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include "runtime/handle.h"
@@ -30,8 +31,15 @@ struct cdn_runtime {
     int thread_level;                  /* the level MPI_Init_thread provided */
     pthread_t main_thread;             /* the thread that initialised MPI */
     struct timespec wtime_base;        /* MPI_Wtime counts from here */
+    /* the job, from the launcher (runtime/pmix.c) or a one-process job's defaults */
+    bool launched;                     /* started by a PMIx server */
+    char nspace[256];                  /* the job's PMIx namespace */
     int world_rank, world_size;        /* this process in MPI_COMM_WORLD */
-    int appnum;
+    int universe_size;
+    int appnum;                        /* which application of an MPMD job */
+    int local_rank, local_size;        /* among the job's processes on this node */
+    int *local_peers;                  /* their world ranks, ascending (local_size) */
+    int node_id, num_nodes;            /* node_id -1 when the launcher does not say */
     struct cdn_errhandler *initial_errh;  /* raised on outside init..finalize */
     struct cdn_handle_table errhandlers;  /* user-created error handlers */
 };

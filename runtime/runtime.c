@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "runtime/attr.h"
 #include "runtime/comm.h"
+#include "runtime/datatype.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
 
@@ -44,6 +46,11 @@ int cdn_rt_init(int required, int *provided, const char *caller)
     cdn_rt.world_size = 1;
     cdn_rt.appnum = 0;
     cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    rc = cdn_datatype_init();
+    if (rc != MPI_SUCCESS) {
+        rc = cdn_err(rc, "%s: the predefined datatypes could not be set up", caller);
+        goto out;
+    }
     if (provided != NULL)
         *provided = cdn_rt.thread_level;
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_READY, memory_order_release);
@@ -57,6 +64,8 @@ int cdn_rt_finalize(void)
     pthread_mutex_lock(&cdn_rt.init_lock);
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
     cdn_comm_finalize_builtin();
+    cdn_datatype_finalize();
+    cdn_attr_finalize();
     cdn_err_finalize();
     pthread_mutex_unlock(&cdn_rt.init_lock);
     return MPI_SUCCESS;

@@ -40,6 +40,41 @@ int cdn_datatype_publish(struct cdn_datatype *dt, const char *caller)
     return MPI_SUCCESS;
 }
 
+int cdn_datatype_record(struct cdn_datatype *dt, int combiner, MPI_Count ni, MPI_Count na, MPI_Count nc,
+                        MPI_Count nd, const char *caller)
+{
+    dt->combiner = combiner;
+    dt->ni = (int)ni, dt->na = (int)na, dt->nc = (int)nc, dt->nd = 0;
+    dt->ints = calloc((size_t)ni + 1, sizeof *dt->ints);
+    dt->aints = calloc((size_t)na + 1, sizeof *dt->aints);
+    dt->counts = calloc((size_t)nc + 1, sizeof *dt->counts);
+    dt->types = calloc((size_t)nd + 1, sizeof *dt->types);
+    if (!dt->ints || !dt->aints || !dt->counts || !dt->types)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    dt->large = nc > 0;
+    return MPI_SUCCESS;
+}
+
+void cdn_datatype_record_type(struct cdn_datatype *dt, MPI_Datatype h)
+{
+    cdn_datatype_retain(cdn_datatype_get(h));
+    dt->types[dt->nd++] = h;
+}
+
+int cdn_datatype_finish(struct cdn_datatype *dt, int rc, MPI_Datatype *newtype, const char *caller)
+{
+    if (dt == NULL)
+        return rc != MPI_SUCCESS ? rc : cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_datatype_publish(dt, caller);
+    if (rc != MPI_SUCCESS) {
+        cdn_datatype_release(dt);
+        return rc;
+    }
+    *newtype = dt->handle;
+    return MPI_SUCCESS;
+}
+
 struct cdn_datatype *cdn_datatype_get(MPI_Datatype handle)
 {
     if (CDN_HANDLE_TYPE(handle) != CDN_OBJ_DATATYPE)

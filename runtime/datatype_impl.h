@@ -122,6 +122,14 @@ int cdn_datatype_publish(struct cdn_datatype *dt, const char *caller);
 /* The predefined types (datatype_builtin.c), set up by cdn_datatype_init. */
 int cdn_datatype_builtin_setup(void);
 void cdn_datatype_builtin_teardown(void);
+/* The decoding record of a new type: arrays of ni ints, na addresses, nc
+ * large counts (zeroed, filled by the caller) and room for nd types, added
+ * with cdn_datatype_record_type (which takes a reference on derived ones). */
+int cdn_datatype_record(struct cdn_datatype *dt, int combiner, MPI_Count ni, MPI_Count na, MPI_Count nc,
+                        MPI_Count nd, const char *caller);
+void cdn_datatype_record_type(struct cdn_datatype *dt, MPI_Datatype h);
+/* Publish dt as *newtype when rc is MPI_SUCCESS, else drop it; returns the code. */
+int cdn_datatype_finish(struct cdn_datatype *dt, int rc, MPI_Datatype *newtype, const char *caller);
 struct cdn_datatype *cdn_datatype_builtin_get(MPI_Datatype handle);
 /* MPI_Type_match_size */
 MPI_Datatype cdn_datatype_match_size(int typeclass, int size);

@@ -48,7 +48,9 @@ int cdn_MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatyp
 {
     const char *caller = "MPI_Type_contiguous_c";
     struct cdn_datatype *dt = NULL;
-    int rc = vector_common(1, count, 0, true, oldtype, newtype, caller, &dt);
+    int rc = cdn_dt_count_arg(count, "count", caller);
+    if (rc == MPI_SUCCESS)
+        rc = vector_common(1, count, 0, true, oldtype, newtype, caller, &dt);
     if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, MPI_COMBINER_CONTIGUOUS, 0, 0, 1, 1, caller)) == MPI_SUCCESS) {
         dt->counts[0] = count;
         cdn_datatype_record_type(dt, oldtype);
@@ -60,7 +62,9 @@ int cdn_MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newty
 {
     const char *caller = "MPI_Type_contiguous";
     struct cdn_datatype *dt = NULL;
-    int rc = vector_common(1, count, 0, true, oldtype, newtype, caller, &dt);
+    int rc = cdn_dt_count_arg(count, "count", caller);
+    if (rc == MPI_SUCCESS)
+        rc = vector_common(1, count, 0, true, oldtype, newtype, caller, &dt);
     if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, MPI_COMBINER_CONTIGUOUS, 1, 0, 0, 1, caller)) == MPI_SUCCESS) {
         dt->ints[0] = count;
         cdn_datatype_record_type(dt, oldtype);

@@ -43,7 +43,7 @@ static const struct builtin_desc descs[] = {
     B(MPI_INTEGER8, 8, 1, 1, 1), B(MPI_INT8_T, 1, 1, 1, 1), B(MPI_INT16_T, 2, 1, 1, 1),
     B(MPI_INT32_T, 4, 1, 1, 1), B(MPI_INT64_T, 8, 1, 1, 1), B(MPI_UINT8_T, 1, 1, 0, 1),
     B(MPI_UINT16_T, 2, 1, 0, 1), B(MPI_UINT32_T, 4, 1, 0, 1), B(MPI_UINT64_T, 8, 1, 0, 1),
-    B(MPI_C_BOOL, 1, 1, 0, 1), B(MPI_C_FLOAT_COMPLEX, 8, 2, 0, 1),
+    B(MPI_C_BOOL, 1, 1, 0, 1), {MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", 8, 2, 0, 1},
     B(MPI_C_DOUBLE_COMPLEX, 16, 2, 0, 1), B(MPI_C_LONG_DOUBLE_COMPLEX, 32, 2, 0, 1),
     B(MPIX_C_FLOAT16, 2, 1, 0, 1), B(MPI_AINT, 8, 1, 1, 1), B(MPI_OFFSET, 8, 1, 1, 1),
     B(MPI_COUNT, 8, 1, 1, 1), B(MPI_CXX_BOOL, 1, 1, 0, 1), B(MPI_CXX_FLOAT_COMPLEX, 8, 2, 0, 1),

@@ -160,6 +160,6 @@ MPI_Count cdn_dt_iov_count(const struct cdn_datatype *dt);
 /* Whole segments within the first max_bytes bytes, and their bytes. */
 void cdn_dt_iov_len(const struct cdn_datatype *dt, MPI_Count max_bytes, MPI_Count *n, MPI_Count *bytes);
 /* Segments [first, first+max) of one element at address base. */
-MPI_Count cdn_dt_iov(const struct cdn_datatype *dt, char *base, MPI_Count first, MPIX_Iov *iov, MPI_Count max);
+MPI_Count cdn_dt_iov(const struct cdn_datatype *dt, MPI_Aint base, MPI_Count first, MPIX_Iov *iov, MPI_Count max);
 
 #endif

@@ -256,17 +256,17 @@ struct iov_out {
     MPI_Count left;
 };
 
-static void iov_node(const struct cdn_dt_node *n, char *base, MPI_Count skip, struct iov_out *o);
+static void iov_node(const struct cdn_dt_node *n, MPI_Aint base, MPI_Count skip, struct iov_out *o);
 
-static void iov_emit(char *p, MPI_Count len, struct iov_out *o)
+static void iov_emit(MPI_Aint p, MPI_Count len, struct iov_out *o)
 {
-    o->iov->iov_base = p;
+    o->iov->iov_base = (void *)(uintptr_t)p;
     o->iov->iov_len = len;
     o->iov++;
     o->left--;
 }
 
-static void iov_rep(const struct cdn_dt_node *child, char *base, MPI_Aint stride, MPI_Count count,
+static void iov_rep(const struct cdn_dt_node *child, MPI_Aint base, MPI_Aint stride, MPI_Count count,
                     MPI_Count skip, struct iov_out *o)
 {
     if (rep_is_run(child, count, stride)) {
@@ -279,7 +279,7 @@ static void iov_rep(const struct cdn_dt_node *child, char *base, MPI_Aint stride
         iov_node(child, base + i * stride, r, o);
 }
 
-static void iov_node(const struct cdn_dt_node *n, char *base, MPI_Count skip, struct iov_out *o)
+static void iov_node(const struct cdn_dt_node *n, MPI_Aint base, MPI_Count skip, struct iov_out *o)
 {
     base += n->off;
     switch (n->kind) {
@@ -299,7 +299,7 @@ static void iov_node(const struct cdn_dt_node *n, char *base, MPI_Count skip, st
     }
 }
 
-MPI_Count cdn_dt_iov(const struct cdn_datatype *dt, char *base, MPI_Count first, MPIX_Iov *iov, MPI_Count max)
+MPI_Count cdn_dt_iov(const struct cdn_datatype *dt, MPI_Aint base, MPI_Count first, MPIX_Iov *iov, MPI_Count max)
 {
     if (dt->root == NULL || first < 0 || first >= dt->root->nsegs || max <= 0)
         return 0;

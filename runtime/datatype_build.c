@@ -98,9 +98,9 @@ struct cdn_datatype *cdn_dt_make_vector(MPI_Count count, MPI_Count blen, MPI_Ain
     struct cdn_datatype *dt = cdn_datatype_new();
     if (dt == NULL)
         return NULL;
-    dt->align = old->align;
     if (count <= 0 || blen <= 0 || old->size == 0)
         return dt;
+    dt->align = old->align;
     struct bounds b = block_bounds(old, blen);
     MPI_Aint span = (MPI_Aint)(count - 1) * stride;
     dt->lb = min_a(b.lb, b.lb + span), dt->ub = max_a(b.ub, b.ub + span);

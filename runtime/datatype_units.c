@@ -98,8 +98,10 @@ out:
 
 struct cdn_dt_units *cdn_du_seq(MPI_Count n, struct cdn_dt_units **kids)
 {
-    struct cdn_dt_units *u = units_alloc(CDN_DU_SEQ, n);
-    MPI_Count m = 0;
+    MPI_Count cap = 0, m = 0;
+    for (MPI_Count i = 0; i < n; i++)
+        cap += kids[i] != NULL && kids[i]->kind == CDN_DU_SEQ ? kids[i]->n : 1;
+    struct cdn_dt_units *u = units_alloc(CDN_DU_SEQ, cap);
     if (u == NULL)
         goto fail;
     for (MPI_Count i = 0; i < n; i++) {

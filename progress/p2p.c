@@ -41,8 +41,10 @@ static const struct cdn_request_ops done_ops = {.name = "done"};
 static void p2p_free(struct cdn_request *r)
 {
     struct cdn_p2p *p = &r->u.p2p;
-    if (p->dt != NULL)
+    if (p->dt != NULL) {
+        cdn_dt_segment_fini(&p->seg);
         cdn_datatype_release(p->dt);
+    }
     free(p->tmp);
     if (p->msg != NULL)
         cdn_msg_free(p->msg);

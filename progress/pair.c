@@ -23,6 +23,7 @@ static void pair_complete(struct cdn_request *r)
         struct cdn_dt_segment seg;
         cdn_dt_segment_init(&seg, pr->replace_buf, pr->replace_count, pr->replace_dt);
         cdn_dt_unpack(&seg, 0, rv->u.p2p.buf, cdn_status_bytes(&rv->status));
+        cdn_dt_segment_fini(&seg);
     }
 }
 

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "runtime/attr.h"
 #include "runtime/comm.h"
+#include "runtime/datatype.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
@@ -50,6 +52,11 @@ int cdn_rt_init(int required, int *provided, const char *caller)
     rc = cdn_modex_put(CDN_MODEX_PID, &pid, sizeof pid);
     if (rc != MPI_SUCCESS)
         goto out;
+    rc = cdn_datatype_init();
+    if (rc != MPI_SUCCESS) {
+        rc = cdn_err(rc, "%s: the predefined datatypes could not be set up", caller);
+        goto out;
+    }
     /* Transports open endpoints and publish their addresses before the
      * fence, and connect to their peers after it. */
     rc = cdn_progress_init();
@@ -79,6 +86,8 @@ int cdn_rt_finalize(void)
     cdn_comm_finalize_builtin();
     free(cdn_rt.local_peers);
     cdn_rt.local_peers = NULL;
+    cdn_datatype_finalize();
+    cdn_attr_finalize();
     cdn_err_finalize();
     pthread_mutex_unlock(&cdn_rt.init_lock);
     return rc;

@@ -307,9 +307,50 @@ static void large_count(void)
     free(b);
 }
 
+/* Derived datatypes on both sides: every-other-int vectors, eager and
+ * rendezvous sizes, strided to contiguous and back. */
+static void derived(void)
+{
+    for (int n = 4; n <= 40000; n *= 10) {
+        MPI_Datatype vec;
+        MPI_Type_vector(n, 1, 2, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        int *s = malloc(2 * n * sizeof(int)), *r = calloc(2 * n, sizeof(int)), *c = calloc(n, sizeof(int));
+        for (int i = 0; i < 2 * n; i++)
+            s[i] = i % 2 ? -1 : i / 2 + 7;
+        MPI_Request rq[2];
+        MPI_Status st;
+        MPI_Irecv(r, 1, vec, 0, 1, MPI_COMM_SELF, &rq[0]);
+        MPI_Isend(s, 1, vec, 0, 1, MPI_COMM_SELF, &rq[1]);
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        int ok = 1;
+        for (int i = 0; i < 2 * n; i++)
+            ok &= r[i] == (i % 2 ? 0 : i / 2 + 7);
+        CHECK(ok, "vector of %d ints to vector: data in the strided slots only", n);
+        MPI_Sendrecv(s, 1, vec, 0, 2, c, n, MPI_INT, 0, 2, MPI_COMM_SELF, &st);
+        ok = 1;
+        for (int i = 0; i < n; i++)
+            ok &= c[i] == i + 7;
+        int elems = -1;
+        MPI_Get_elements(&st, MPI_INT, &elems);
+        CHECK(ok && elems == n, "vector of %d ints to contiguous (%d elements)", n, elems);
+        memset(r, 0, 2 * n * sizeof(int));
+        MPI_Sendrecv(c, n, MPI_INT, 0, 3, r, 1, vec, 0, 3, MPI_COMM_SELF, &st);
+        ok = 1;
+        for (int i = 0; i < 2 * n; i++)
+            ok &= r[i] == (i % 2 ? 0 : i / 2 + 7);
+        CHECK(ok, "contiguous %d ints to a vector", n);
+        MPI_Type_free(&vec);
+        free(s);
+        free(r);
+        free(c);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    derived();
     sizes(MPI_COMM_SELF, "SELF");
     sizes(MPI_COMM_WORLD, "WORLD");
     ordering(MPI_COMM_WORLD);

@@ -115,8 +115,9 @@ static bool emit_ctrl(struct shm_peer *p, uint32_t type, uint64_t a, uint64_t b,
     return true;
 }
 
-/* Stream DATA cells of a two-copy rendezvous; true when all are written. */
-static bool emit_stream(struct shm_peer *p, struct shm_out *o)
+/* Stream DATA cells of a two-copy rendezvous; true when all are written.
+ * *cells counts the cells written. */
+static bool emit_stream(struct shm_peer *p, struct shm_out *o, int *cells)
 {
     while (o->off < o->len) {
         struct shm_cell *c = shm_ring_reserve(&p->prod);
@@ -129,12 +130,14 @@ static bool emit_stream(struct shm_peer *p, struct shm_out *o)
         c->len = (uint32_t)cdn_p2p_send_pack(o->req, o->off, c->data, n);
         shm_ring_commit(&p->prod);
         o->off += n;
+        (*cells)++;
     }
     return true;
 }
 
 /* Write what waits for the peer, in order.  Called with p->lock held;
- * completed sends are chained through done_list for the caller. */
+ * completed sends are chained through done_list for the caller.  Returns
+ * the number of cells written (the caller rings the doorbell if any). */
 static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_request **done_list,
                  struct cdn_request **streamed)
 {
@@ -151,7 +154,7 @@ static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_request **
         } else if (o->kind == OUT_CTRL) {
             ok = emit_ctrl(p, o->type, o->a, o->b, o->len);
         } else {
-            ok = emit_stream(p, o);
+            ok = emit_stream(p, o, &n);
             if (ok) {
                 o->req->next = *streamed;
                 *streamed = o->req;
@@ -159,8 +162,9 @@ static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_request **
         }
         if (!ok)
             break;
+        if (o->kind != OUT_STREAM)
+            n++;
         dequeue(st, p);
-        n++;
     }
     return n;
 }

@@ -28,6 +28,7 @@
 #include "progress/request.h"
 #include "runtime/error.h"
 #include "transport/shm/shm.h"
+#include "transport/shm/tsan.h"
 
 enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA };
 
@@ -85,6 +86,7 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
     struct shm_cell *c = shm_ring_reserve(&p->prod);
     if (c == NULL)
         return false;
+    SHM_HB_RELEASE(sreq);
     cdn_p2p_wire_hdr(sreq, &c->h);
     if (c->h.bytes <= st->tp.eager_limit) {
         c->type = C_EAGER;
@@ -291,6 +293,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
         p->cma_ok = false;  /* not permitted: two copies through the ring from now on */
     }
     rreq->u.p2p.moved = 0;
+    SHM_HB_RELEASE(rreq);
     send_ctrl(st, p, C_CTS, rv.cookie, (uint64_t)(uintptr_t)rreq, rv.len);
     if (rv.len == 0)
         cdn_p2p_recv_done(rreq, MPI_SUCCESS);
@@ -329,6 +332,10 @@ static void on_data(const struct shm_cell *c)
 
 static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
 {
+    if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS)
+        SHM_HB_ACQUIRE(c->a);
+    else if (c->type == C_DATA)
+        SHM_HB_ACQUIRE(c->b);
     switch (c->type) {
     case C_EAGER:
         cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0);
@@ -372,11 +379,11 @@ static int shm_poll(struct cdn_transport *tp)
     if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0) {
         for (int i = 0; i < st->nlocal; i++) {
             struct shm_peer *p = &st->peers[i];
-            if (i == st->me || p->outq == NULL)
+            if (i == st->me)
                 continue;
             struct cdn_request *done = NULL, *streamed = NULL;
             pthread_mutex_lock(&p->lock);
-            int m = flush(st, p, &done, &streamed);
+            int m = p->outq != NULL ? flush(st, p, &done, &streamed) : 0;
             pthread_mutex_unlock(&p->lock);
             if (m > 0) {
                 shm_bell_ring(&p->seg->bell, p->efd);
@@ -398,7 +405,7 @@ static int shm_arm(struct cdn_transport *tp)
     struct shm_state *st = state_of(tp);
     shm_bell_arm(&st->seg->bell);
     for (int i = 0; i < st->nlocal; i++)
-        if (i != st->me && shm_ring_pending(&st->peers[i].cons))
+        if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
             return 1;
     return atomic_load(&st->queued) > 0 ? 2 : 0;
 }

@@ -58,6 +58,8 @@ void shm_ring_release(struct shm_cons *c)
 
 bool shm_ring_pending(const struct shm_ring *r)
 {
+    /* seq_cst: the doorbell re-check after arming must not be reordered
+     * before the arm (a plain load on x86 either way) */
     return atomic_load_explicit(&r->head, memory_order_seq_cst) !=
            atomic_load_explicit(&r->tail, memory_order_seq_cst);
 }

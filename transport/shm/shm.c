@@ -249,7 +249,10 @@ static int shm_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
  * or an errno (EPERM/ENOSYS: CMA not permitted here). */
 static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct cdn_rndv *rv)
 {
-    static _Thread_local char *bounce;
+    char *bounce = NULL;  /* non-contiguous receive: read in chunks, unpack each */
+    if (rv->dst == NULL && rv->len > 0 &&
+        (bounce = malloc(rv->len < CMA_CHUNK ? (size_t)rv->len : CMA_CHUNK)) == NULL)
+        return ENOMEM;
     uint64_t off = 0;
     while (off < rv->len) {
         uint64_t want = rv->len - off;
@@ -257,20 +260,22 @@ static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct c
         if (rv->dst != NULL) {
             dst = (char *)rv->dst + off;
         } else {
-            if (bounce == NULL && (bounce = malloc(CMA_CHUNK)) == NULL)
-                return ENOMEM;
             dst = bounce;
             want = want < CMA_CHUNK ? want : CMA_CHUNK;
         }
         struct iovec l = {.iov_base = dst, .iov_len = (size_t)want};
         struct iovec r = {.iov_base = (void *)(uintptr_t)(rv->raddr + off), .iov_len = (size_t)want};
         ssize_t n = process_vm_readv(p->pid, &l, 1, &r, 1, 0);
-        if (n <= 0)
-            return n < 0 ? errno : EIO;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            free(bounce);
+            return e;
+        }
         if (rv->dst == NULL)
             cdn_p2p_recv_data(rreq, off, bounce, (size_t)n);
         off += (uint64_t)n;
     }
+    free(bounce);
     return 0;
 }
 
@@ -395,6 +400,17 @@ static int shm_poll(struct cdn_transport *tp)
     return n;
 }
 
+static bool shm_busy(struct cdn_transport *tp)
+{
+    struct shm_state *st = state_of(tp);
+    if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0)
+        return true;
+    for (int i = 0; i < st->nlocal; i++)
+        if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
+            return true;
+    return false;
+}
+
 static int shm_fd(struct cdn_transport *tp)
 {
     return state_of(tp)->efd;
@@ -456,6 +472,7 @@ static const struct cdn_transport_ops shm_ops = {
     .pull = shm_pull,
     .ack = shm_ack,
     .poll = shm_poll,
+    .busy = shm_busy,
     .fd = shm_fd,
     .arm = shm_arm,
     .disarm = shm_disarm,
@@ -492,7 +509,7 @@ struct cdn_transport *cdn_shm_transport_create(void)
         if (peers[i] == cdn_job_rank())
             st->me = i;
     }
-    st->efd = st->sock = -1;
+    st->efd = st->sock = st->segfd = -1;
     st->cma = cdn_progress_param_long("CADENCE_SHM_CMA", 1, 0, 1) != 0;
     long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 8192, 0, (long)SHM_CELL_PAYLOAD);
     st->tp.ops = &shm_ops;

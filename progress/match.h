@@ -61,8 +61,10 @@ struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_m
 /* Take a posted receive back (MPI_Cancel); false if it was matched already. */
 bool cdn_match_unpost(struct cdn_match_ctx *m, struct cdn_request *rreq);
 
-/* Take a self-path send's message back out of the unexpected queue. */
-bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_request *sreq);
+/* Take a message back out of the unexpected queue (a cancelled send): the
+ * one that came by tp (NULL: the self path) from world rank peer with this
+ * sender's cookie.  False if it was matched already. */
+bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_transport *tp, int peer, uint64_t cookie);
 
 /* Look for a message from src with tag (wildcards allowed).  Copies its
  * header to *h and returns true if found; with take, also removes it and

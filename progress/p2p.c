@@ -196,15 +196,35 @@ void cdn_p2p_acked(uint64_t cookie)
     cdn_request_event((struct cdn_request *)(uintptr_t)cookie);
 }
 
+/* A send can be cancelled while its message waits unmatched at the
+ * receiver: on the self path here, through another process by asking its
+ * transport (the answer completes the request cancelled, or the send goes
+ * on and completes normally).  An eager send is complete already. */
 static int send_cancel(struct cdn_request *r)
 {
     struct cdn_p2p *p = &r->u.p2p;
-    if (cdn_request_done(r) || p->tp != NULL)
-        return MPI_SUCCESS;  /* sent or on the wire: the cancel fails, as MPI allows */
+    if (cdn_request_done(r) || p->rank == MPI_PROC_NULL || p->mode == CDN_SEND_BUFFERED)
+        return MPI_SUCCESS;
+    if (p->tp != NULL) {
+        if (p->tp->ops->cancel == NULL || atomic_exchange(&p->cancel_state, 1) != 0)
+            return MPI_SUCCESS;
+        return p->tp->ops->cancel(p->tp, r);
+    }
     struct cdn_match_ctx *m = cdn_match_ctx_get(p->ctx);
-    if (m != NULL && cdn_match_unsend(m, r))
+    if (m != NULL && cdn_match_unsend(m, NULL, cdn_rt.world_rank, (uint64_t)(uintptr_t)r))
         complete_cancelled(r);
     return MPI_SUCCESS;
+}
+
+bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, uint64_t cookie)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(ctx);
+    return m != NULL && cdn_match_unsend(m, tp, peer, cookie);
+}
+
+void cdn_p2p_send_cancelled(struct cdn_request *sreq)
+{
+    complete_cancelled(sreq);
 }
 
 static int p2p_init(struct cdn_request *r, const void *buf, MPI_Count count,

@@ -48,6 +48,10 @@ struct cdn_transport_ops {
     int (*pull)(struct cdn_transport *tp, struct cdn_request *rreq);
     /* A synchronous eager message was matched: tell its sender. */
     int (*ack)(struct cdn_transport *tp, int peer, uint64_t cookie);
+    /* Ask the receiver to drop a send's message if it is still unmatched;
+     * the answer comes as cdn_p2p_send_cancelled (NULL: sends cannot be
+     * cancelled on this transport). */
+    int (*cancel)(struct cdn_transport *tp, struct cdn_request *sreq);
     /* Process what arrived; returns the number of events handled. */
     int (*poll)(struct cdn_transport *tp);
     /* Anything for poll to do?  A lock-free look, any thread, may err on
@@ -82,6 +86,11 @@ void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_h
 void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err);
 /* A synchronous send's eager message was matched (cookie: its request). */
 void cdn_p2p_acked(uint64_t cookie);
+/* A peer asks to cancel the message (context ctx, its cookie) it sent us:
+ * true if it was still unexpected and is now dropped. */
+bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, uint64_t cookie);
+/* The receiver dropped a send's message: the send completes cancelled. */
+void cdn_p2p_send_cancelled(struct cdn_request *sreq);
 /* Fill the header of a send request's message. */
 void cdn_p2p_wire_hdr(const struct cdn_request *sreq, struct cdn_wire_hdr *h);
 /* Pack a piece of a send's message into dst; returns the bytes packed. */

@@ -166,6 +166,32 @@ static void modes_and_persistent(void)
         x = 77;
         MPI_Send(&x, 1, MPI_INT, 1, 12, MPI_COMM_WORLD);
     }
+    /* cancel sends nobody receives: a synchronous eager one and a rendezvous one */
+    if (rank == 0) {
+        int small = 5;
+        char *large = calloc(1 << 20, 1);
+        MPI_Request r[2];
+        MPI_Status st[2];
+        MPI_Issend(&small, 1, MPI_INT, 1, 20, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(large, 1 << 20, MPI_BYTE, 1, 21, MPI_COMM_WORLD, &r[1]);
+        MPI_Cancel(&r[0]);
+        MPI_Cancel(&r[1]);
+        MPI_Waitall(2, r, st);
+        int f0, f1;
+        MPI_Test_cancelled(&st[0], &f0);
+        MPI_Test_cancelled(&st[1], &f1);
+        CHECK(f0 && f1, "unmatched Issend (eager) and Isend (rendezvous) to another process are "
+              "cancelled (%d, %d)", f0, f1);
+        MPI_Send(&small, 1, MPI_INT, 1, 22, MPI_COMM_WORLD);
+        free(large);
+    } else {
+        int flag = 1, z;
+        MPI_Recv(&z, 1, MPI_INT, 0, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Iprobe(0, 20, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        int flag2 = 1;
+        MPI_Iprobe(0, 21, MPI_COMM_WORLD, &flag2, MPI_STATUS_IGNORE);
+        CHECK(!flag && !flag2, "the cancelled messages are gone at the receiver");
+    }
     /* a derived type across processes, rendezvous-sized */
     MPI_Datatype vec;
     int m = 20000;

@@ -110,9 +110,12 @@ START_TEST(test_unpost_and_unsend)
     struct cdn_request *s = cdn_request_alloc(CDN_REQ_SEND, NULL, NULL);
     x.sreq = s;
     x.h.flags = CDN_WIRE_RNDV;
+    x.h.cookie = (uint64_t)(uintptr_t)s;
+    x.peer = 3;
     ck_assert_ptr_null(cdn_match_arrive(m, &x, NULL, &failed));
-    ck_assert(cdn_match_unsend(m, s));
-    ck_assert(!cdn_match_unsend(m, s));
+    ck_assert(!cdn_match_unsend(m, NULL, 4, (uint64_t)(uintptr_t)s));  /* another sender */
+    ck_assert(cdn_match_unsend(m, NULL, 3, (uint64_t)(uintptr_t)s));
+    ck_assert(!cdn_match_unsend(m, NULL, 3, (uint64_t)(uintptr_t)s));
     struct cdn_wire_hdr h;
     struct cdn_msg *t;
     ck_assert(!cdn_match_probe(m, MPI_ANY_SOURCE, MPI_ANY_TAG, false, &h, &t));

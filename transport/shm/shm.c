@@ -13,6 +13,8 @@
  *     CADENCE_SHM_CMA=0, the receiver answers CTS and the sender streams
  *     DATA cells through the ring, the receiver unpacking each as it
  *     arrives: a pipelined two-copy transfer.
+ * Cancel: C_CANCEL asks the receiver to drop a still-unmatched message;
+ * C_CANCELLED answers only a success.
  * Cells are written under the peer's lock (rings are single-producer);
  * when a ring is full, sends and control messages wait in the peer's
  * outbound queue, in order, and are flushed by later polls.
@@ -30,7 +32,7 @@
 #include "transport/shm/shm.h"
 #include "transport/shm/tsan.h"
 
-enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA };
+enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_CANCEL, C_CANCELLED };
 
 enum { OUT_SEND, OUT_CTRL, OUT_STREAM };
 
@@ -245,6 +247,19 @@ static int shm_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
     return MPI_SUCCESS;
 }
 
+/* Cancel: the request travels to the receiver as a cookie (with the
+ * context to search) and comes back in C_CANCELLED only if the message was
+ * dropped; a failed cancel is not answered, so nothing refers to the
+ * request after it completes normally. */
+static int shm_cancel(struct cdn_transport *tp, struct cdn_request *sreq)
+{
+    struct shm_state *st = state_of(tp);
+    SHM_HB_RELEASE(sreq);
+    send_ctrl(st, peer_of(st, sreq->u.p2p.peer), C_CANCEL, (uint64_t)(uintptr_t)sreq,
+              sreq->u.p2p.ctx, 0);
+    return MPI_SUCCESS;
+}
+
 /* Single copy: read the sender's buffer with process_vm_readv.  Returns 0,
  * or an errno (EPERM/ENOSYS: CMA not permitted here). */
 static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct cdn_rndv *rv)
@@ -337,7 +352,7 @@ static void on_data(const struct shm_cell *c)
 
 static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
 {
-    if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS)
+    if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_CANCELLED)
         SHM_HB_ACQUIRE(c->a);
     else if (c->type == C_DATA)
         SHM_HB_ACQUIRE(c->b);
@@ -359,6 +374,13 @@ static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
         break;
     case C_DATA:
         on_data(c);
+        break;
+    case C_CANCEL:
+        if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)c->b, c->a))
+            send_ctrl(st, p, C_CANCELLED, c->a, 0, 0);
+        break;
+    case C_CANCELLED:
+        cdn_p2p_send_cancelled((struct cdn_request *)(uintptr_t)c->a);
         break;
     default:
         cdn_rt_abort(1, "cadence: shm transport: cell of unknown type %u from rank %d", c->type,
@@ -471,6 +493,7 @@ static const struct cdn_transport_ops shm_ops = {
     .send = shm_send,
     .pull = shm_pull,
     .ack = shm_ack,
+    .cancel = shm_cancel,
     .poll = shm_poll,
     .busy = shm_busy,
     .fd = shm_fd,

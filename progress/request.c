@@ -3,8 +3,11 @@
  *
  * Requests are carved from chunks of CDN_REQ_CHUNK objects; each object gets
  * a handle in the request handle table once, when its chunk is made, and
- * keeps it.  Freed objects go on a free list under a mutex; nothing on the
- * send/receive path calls malloc once the pool is warm.
+ * keeps it.  Freed objects go to a small per-thread cache first, then to
+ * the pool's free list under a mutex, which a thread refills its cache from
+ * in batches: nothing on the send/receive path calls malloc once the pool
+ * is warm, and most allocations take no lock.  A thread's cache goes back
+ * to the pool when the thread exits.
  */
 #include "progress/request.h"
 
@@ -22,16 +25,53 @@ struct req_chunk {
     struct cdn_request reqs[CDN_REQ_CHUNK];
 };
 
+#define TCACHE_MAX 64
+#define TCACHE_BATCH 16
+
 static struct {
     pthread_mutex_t lock;
     struct cdn_request *free;
     struct req_chunk *chunks;
     int nfree, ntotal;
+    int epoch;                     /* bumped when the pool is freed at finalize */
+    pthread_key_t key;             /* flushes a thread's cache at its exit */
     struct cdn_handle_table table;
 } pool = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .epoch = 1,
     .table = CDN_HANDLE_TABLE_INIT(CDN_OBJ_REQUEST),
 };
+
+static _Thread_local struct tcache {
+    struct cdn_request *head;
+    int n;
+    int epoch;                     /* the pool epoch these objects belong to */
+} tcache;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+/* Give a cache back to the pool (thread exit, finalize). */
+static void tcache_flush(void *arg)
+{
+    struct tcache *c = arg != NULL ? arg : &tcache;
+    pthread_mutex_lock(&pool.lock);
+    if (c->epoch == pool.epoch) {
+        while (c->head != NULL) {
+            struct cdn_request *r = c->head;
+            c->head = r->pool_next;
+            r->pool_next = pool.free;
+            pool.free = r;
+            pool.nfree++;
+        }
+    }
+    c->head = NULL;
+    c->n = 0;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&pool.key, tcache_flush);
+}
 
 /* Called with pool.lock held. */
 static int pool_grow(void)
@@ -59,15 +99,32 @@ static int pool_grow(void)
 struct cdn_request *cdn_request_alloc(int kind, const struct cdn_request_ops *ops,
                                       struct cdn_comm *comm)
 {
-    pthread_mutex_lock(&pool.lock);
-    if (pool.free == NULL && pool_grow() != 0) {
+    if (CDN_UNLIKELY(tcache.head == NULL || tcache.epoch != pool.epoch)) {
+        pthread_once(&key_once, make_key);
+        pthread_mutex_lock(&pool.lock);
+        if (tcache.epoch != pool.epoch) {  /* first use, or a cache of a freed pool */
+            tcache.head = NULL;
+            tcache.n = 0;
+            tcache.epoch = pool.epoch;
+            pthread_setspecific(pool.key, &tcache);
+        }
+        for (int i = 0; i < TCACHE_BATCH; i++) {
+            if (pool.free == NULL && pool_grow() != 0)
+                break;
+            struct cdn_request *g = pool.free;
+            pool.free = g->pool_next;
+            pool.nfree--;
+            g->pool_next = tcache.head;
+            tcache.head = g;
+            tcache.n++;
+        }
         pthread_mutex_unlock(&pool.lock);
-        return NULL;
+        if (tcache.head == NULL)
+            return NULL;
     }
-    struct cdn_request *r = pool.free;
-    pool.free = r->pool_next;
-    pool.nfree--;
-    pthread_mutex_unlock(&pool.lock);
+    struct cdn_request *r = tcache.head;
+    tcache.head = r->pool_next;
+    tcache.n--;
 
     MPI_Request handle = r->handle;
     memset((char *)r, 0, offsetof(struct cdn_request, u));
@@ -93,6 +150,12 @@ void cdn_request_release(struct cdn_request *r)
         return;
     if (r->ops != NULL && r->ops->free != NULL)
         r->ops->free(r);
+    if (tcache.n < TCACHE_MAX && tcache.epoch == pool.epoch) {
+        r->pool_next = tcache.head;
+        tcache.head = r;
+        tcache.n++;
+        return;
+    }
     pthread_mutex_lock(&pool.lock);
     r->pool_next = pool.free;
     pool.free = r;
@@ -122,6 +185,7 @@ void cdn_request_unpublish(struct cdn_request *r)
 
 int cdn_request_pool_finalize(void)
 {
+    tcache_flush(NULL);  /* ours; exited threads flushed theirs */
     pthread_mutex_lock(&pool.lock);
     int leaked = pool.ntotal - pool.nfree;
     /* Objects still referenced (a request the user never completed) keep
@@ -134,6 +198,7 @@ int cdn_request_pool_finalize(void)
         }
         pool.free = NULL;
         pool.nfree = pool.ntotal = 0;
+        pool.epoch++;  /* caches of live threads now point to nothing: dropped */
         cdn_handle_table_destroy(&pool.table);
     }
     pthread_mutex_unlock(&pool.lock);

@@ -57,7 +57,9 @@ static struct shm_peer *peer_of(struct shm_state *st, int world)
     return &st->peers[st->local_of[world]];
 }
 
-static void queue(struct shm_state *st, struct shm_peer *p, struct shm_out *o)
+/* Returns true when this is the first queued item of the transport (the
+ * progress thread should be told: it sleeps differently with work queued). */
+static bool queue(struct shm_state *st, struct shm_peer *p, struct shm_out *o)
 {
     o->next = NULL;
     if (p->outq_tail)
@@ -65,8 +67,8 @@ static void queue(struct shm_state *st, struct shm_peer *p, struct shm_out *o)
     else
         p->outq = o;
     p->outq_tail = o;
-    atomic_fetch_add(&st->queued, 1);
     atomic_fetch_add(&cdn_engine.pending_work, 1);
+    return atomic_fetch_add(&st->queued, 1) == 0;
 }
 
 static void dequeue(struct shm_state *st, struct shm_peer *p)
@@ -208,8 +210,8 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
         }
         o->kind = OUT_SEND;
         o->req = sreq;
-        queue(st, p, o);
-        cdn_progress_kick();
+        if (queue(st, p, o))
+            cdn_progress_kick();
     }
     pthread_mutex_unlock(&p->lock);
     if (sent)

@@ -260,6 +260,24 @@ REPLACE(Isendrecv_replace_c, MPI_Count, MPI_Request *request, MPI_STATUS_IGNORE,
 
 /* ---- probe ---- */
 
+struct probe {
+    struct cdn_comm *comm;
+    int source, tag;
+    bool take;
+    MPI_Status *status;
+    int found, rc;
+    struct cdn_request *msg;
+};
+
+/* Messages arrive by transports' polls (done in iprobe) or by other
+ * threads' self sends, which wake waiters too. */
+static bool probe_found(void *arg)
+{
+    struct probe *p = arg;
+    p->rc = cdn_p2p_iprobe(p->comm, p->source, p->tag, p->take, &p->found, p->status, &p->msg);
+    return p->rc != MPI_SUCCESS || p->found;
+}
+
 static int do_probe(const char *fn, int source, int tag, MPI_Comm comm, bool take, bool wait,
                     int *flag, MPI_Message *message, MPI_Status *status)
 {
@@ -271,24 +289,14 @@ static int do_probe(const char *fn, int source, int tag, MPI_Comm comm, bool tak
         return rc;
     if ((!wait && flag == NULL) || (take && message == NULL))
         return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", fn, flag == NULL && !wait ? "flag" : "message");
-    int found = 0, idle = 0;
-    struct cdn_request *msg = NULL;
+    struct probe p = {.comm = c, .source = source, .tag = tag, .take = take, .status = status};
     if (wait)
-        cdn_progress_app_enter();
-    for (;;) {
-        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
-        rc = cdn_p2p_iprobe(c, source, tag, take, &found, status, &msg);
-        if (rc != MPI_SUCCESS || found || !wait)
-            break;
-        /* Messages arrive by transports' polls (done in iprobe) or by other
-         * threads' self sends, which bump the generation. */
-        if (++idle >= cdn_engine.spin_polls) {
-            cdn_progress_block(gen);
-            idle = 0;
-        }
-    }
-    if (wait)
-        cdn_progress_app_leave();
+        cdn_progress_wait_until(probe_found, &p);
+    else
+        probe_found(&p);
+    rc = p.rc;
+    int found = p.found;
+    struct cdn_request *msg = p.msg;
     if (flag != NULL)
         *flag = found;
     if (take && found)

@@ -331,6 +331,25 @@ static int any_pass(int count, MPI_Request reqs[], struct scratch *s, int *index
     return MPI_SUCCESS;
 }
 
+/* One pass over the requests of an any/some call, as a wait condition. */
+struct pass {
+    int count;
+    MPI_Request *reqs;
+    struct scratch *s;
+    int *index;              /* any: the completed one; some: outcount */
+    int *indices;            /* some */
+    MPI_Status *status;      /* any: one; some: the array */
+    bool free_it, none;
+    int rc;
+};
+
+static bool any_found(void *arg)
+{
+    struct pass *a = arg;
+    a->rc = any_pass(a->count, a->reqs, a->s, a->index, &a->none, a->status, a->free_it);
+    return *a->index != MPI_UNDEFINED || a->none;
+}
+
 static int anyof(const char *caller, int count, MPI_Request reqs[], int *index, int *flag,
                  MPI_Status *status, bool wait, bool free_it)
 {
@@ -344,32 +363,18 @@ static int anyof(const char *caller, int count, MPI_Request reqs[], int *index, 
         return rc;
     if ((rc = lookup_array(count, reqs, caller, s.rs, s.what)) != MPI_SUCCESS)
         goto out;
-    bool none;
-    int idle = 0;
-    if (wait)
-        cdn_progress_app_enter();
-    for (;;) {
-        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
-        rc = any_pass(count, reqs, &s, index, &none, status, free_it);
-        if (*index != MPI_UNDEFINED || none)
-            break;
-        if (cdn_progress_poll() > 0) {
-            idle = 0;
-            continue;
-        }
-        rc = any_pass(count, reqs, &s, index, &none, status, free_it);
-        if (*index != MPI_UNDEFINED || !wait)
-            break;
-        if (++idle >= cdn_engine.spin_polls) {
-            cdn_progress_block(gen);
-            idle = 0;
-        }
+    struct pass a = {.count = count, .reqs = reqs, .s = &s, .index = index, .status = status,
+                     .free_it = free_it};
+    if (wait) {
+        cdn_progress_wait_until(any_found, &a);
+    } else if (!any_found(&a)) {
+        cdn_progress_poll();
+        any_found(&a);
     }
-    if (wait)
-        cdn_progress_app_leave();
+    rc = a.rc;
     if (flag != NULL)
-        *flag = (*index != MPI_UNDEFINED || none);
-    if (none)
+        *flag = (*index != MPI_UNDEFINED || a.none);
+    if (a.none)
         empty(status);
 out:
     scratch_put(&s);
@@ -531,6 +536,14 @@ static int some_pass(int count, MPI_Request reqs[], struct scratch *s, int *outc
                   : MPI_SUCCESS;
 }
 
+static bool some_found(void *arg)
+{
+    struct pass *a = arg;
+    a->rc = some_pass(a->count, a->reqs, a->s, a->index, a->indices, a->status, a->free_it,
+                      &a->none);
+    return a->none || *a->index > 0;
+}
+
 static int someof(const char *caller, int count, MPI_Request reqs[], int *outcount,
                   int indices[], MPI_Status *statuses, bool wait, bool free_it)
 {
@@ -545,29 +558,15 @@ static int someof(const char *caller, int count, MPI_Request reqs[], int *outcou
         return rc;
     if ((rc = lookup_array(count, reqs, caller, s.rs, s.what)) != MPI_SUCCESS)
         goto out;
-    bool none;
-    int idle = 0;
-    if (wait)
-        cdn_progress_app_enter();
-    for (;;) {
-        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
-        rc = some_pass(count, reqs, &s, outcount, indices, statuses, free_it, &none);
-        if (none || *outcount > 0)
-            break;
-        int n = cdn_progress_poll();
-        if (!wait) {
-            rc = some_pass(count, reqs, &s, outcount, indices, statuses, free_it, &none);
-            break;
-        }
-        if (n > 0)
-            idle = 0;
-        else if (++idle >= cdn_engine.spin_polls) {
-            cdn_progress_block(gen);
-            idle = 0;
-        }
+    struct pass a = {.count = count, .reqs = reqs, .s = &s, .index = outcount,
+                     .indices = indices, .status = statuses, .free_it = free_it};
+    if (wait) {
+        cdn_progress_wait_until(some_found, &a);
+    } else if (!some_found(&a)) {
+        cdn_progress_poll();
+        some_found(&a);
     }
-    if (wait)
-        cdn_progress_app_leave();
+    rc = a.rc;
 out:
     scratch_put(&s);
     return rc;

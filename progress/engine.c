@@ -210,6 +210,30 @@ void cdn_progress_park(void)
         futex_wait(&cdn_engine.app_pollers, v, 1000000L);
 }
 
+void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
+{
+    if (cond(arg))
+        return;
+    cdn_progress_app_enter();
+    int idle = 0;
+    for (;;) {
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
+        if (cond(arg))
+            break;
+        if (cdn_progress_poll() > 0) {
+            idle = 0;
+            continue;
+        }
+        if (++idle < cdn_engine.spin_polls) {
+            CDN_CPU_RELAX();
+            continue;
+        }
+        cdn_progress_block(gen);
+        idle = 0;
+    }
+    cdn_progress_app_leave();
+}
+
 struct cdn_transport *cdn_progress_transport_for(int world_rank)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {

@@ -81,6 +81,11 @@ static inline void cdn_progress_app_leave(void)
     atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_relaxed);
 }
 
+/* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN
+ * empty polls, then sleep until something completes or arrives.  Every
+ * blocking call waits through this one loop. */
+void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg);
+
 /* The progress thread's pause while application threads poll (<= 1 ms). */
 void cdn_progress_park(void);
 

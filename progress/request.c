@@ -221,30 +221,17 @@ void cdn_request_event(struct cdn_request *r)
     cdn_request_release(r);  /* the engine's reference, taken by cdn_request_arm */
 }
 
+static bool request_done(void *arg)
+{
+    struct cdn_request *r = arg;
+    if (cdn_request_done(r))
+        return true;
+    if (r->ops->progress != NULL)
+        r->ops->progress(r);
+    return cdn_request_done(r);
+}
+
 void cdn_request_wait(struct cdn_request *r)
 {
-    int idle = 0;
-    if (cdn_request_done(r))
-        return;
-    cdn_progress_app_enter();
-    while (!cdn_request_done(r)) {
-        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
-        if (cdn_request_done(r))
-            break;
-        if (r->ops->progress != NULL && r->ops->progress(r) > 0) {
-            idle = 0;
-            continue;
-        }
-        if (cdn_progress_poll() > 0) {
-            idle = 0;
-            continue;
-        }
-        if (++idle < cdn_engine.spin_polls) {
-            CDN_CPU_RELAX();
-            continue;
-        }
-        cdn_progress_block(gen);
-        idle = 0;
-    }
-    cdn_progress_app_leave();
+    cdn_progress_wait_until(request_done, r);
 }

@@ -163,37 +163,16 @@ int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
     return finish(request, r, status, false);
 }
 
-int cdn_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
-{
-    if (request == NULL || flag == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Test: %s is NULL", request == NULL ? "request" : "flag");
-    struct cdn_request *r;
-    enum lookup what;
-    int rc = lookup(*request, "MPI_Test", &r, &what);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *flag = 1;
-    if (what != L_ACTIVE) {
-        empty(status);
-        return MPI_SUCCESS;
-    }
-    if (!done(r)) {
-        cdn_progress_poll();
-        if (!done(r)) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-    }
-    return finish(request, r, status, false);
-}
-
-int cdn_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+/* MPI_Test and MPI_Request_get_status: one look (after a poll), freeing
+ * the request only for MPI_Test. */
+static int test_one(MPI_Request *h, int *flag, MPI_Status *status, bool free_it,
+                    const char *caller)
 {
     if (flag == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Request_get_status: flag is NULL");
+        return cdn_err(MPI_ERR_ARG, "%s: flag is NULL", caller);
     struct cdn_request *r;
     enum lookup what;
-    int rc = lookup(request, "MPI_Request_get_status", &r, &what);
+    int rc = lookup(*h, caller, &r, &what);
     if (rc != MPI_SUCCESS)
         return rc;
     *flag = 1;
@@ -207,21 +186,42 @@ int cdn_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *statu
         *flag = 0;
         return MPI_SUCCESS;
     }
+    if (free_it)
+        return finish(h, r, status, false);
     cdn_status_copy(status, &r->status, false);
     if (r->status.MPI_ERROR != MPI_SUCCESS)
         cdn_api_request_error(r);
     return r->status.MPI_ERROR;
 }
 
-int cdn_MPI_Request_free(MPI_Request *request)
+int cdn_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     if (request == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Request_free: request is NULL");
-    if (*request == MPI_REQUEST_NULL)
-        return cdn_err(MPI_ERR_REQUEST, "MPI_Request_free: the request is MPI_REQUEST_NULL");
+        return cdn_err(MPI_ERR_ARG, "MPI_Test: request is NULL");
+    return test_one(request, flag, status, true, "MPI_Test");
+}
+
+int cdn_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    return test_one(&request, flag, status, false, "MPI_Request_get_status");
+}
+
+/* A request argument that must not be MPI_REQUEST_NULL. */
+static int lookup_given(MPI_Request *h, const char *caller, struct cdn_request **r,
+                        enum lookup *what)
+{
+    if (h == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: request is NULL", caller);
+    if (*h == MPI_REQUEST_NULL)
+        return cdn_err(MPI_ERR_REQUEST, "%s: the request is MPI_REQUEST_NULL", caller);
+    return lookup(*h, caller, r, what);
+}
+
+int cdn_MPI_Request_free(MPI_Request *request)
+{
     struct cdn_request *r;
     enum lookup what;
-    int rc = lookup(*request, "MPI_Request_free", &r, &what);
+    int rc = lookup_given(request, "MPI_Request_free", &r, &what);
     if (rc != MPI_SUCCESS)
         return rc;
     cdn_request_unpublish(r);  /* an active request lives on until it completes */
@@ -231,13 +231,9 @@ int cdn_MPI_Request_free(MPI_Request *request)
 
 int cdn_MPI_Cancel(MPI_Request *request)
 {
-    if (request == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Cancel: request is NULL");
-    if (*request == MPI_REQUEST_NULL)
-        return cdn_err(MPI_ERR_REQUEST, "MPI_Cancel: the request is MPI_REQUEST_NULL");
     struct cdn_request *r;
     enum lookup what;
-    int rc = lookup(*request, "MPI_Cancel", &r, &what);
+    int rc = lookup_given(request, "MPI_Cancel", &r, &what);
     if (rc != MPI_SUCCESS)
         return rc;
     if (what == L_INACTIVE)

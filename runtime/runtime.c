@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "runtime/attr.h"
 #include "runtime/comm.h"
+#include "runtime/datatype.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
@@ -53,6 +55,11 @@ int cdn_rt_init(int required, int *provided, const char *caller)
     if (rc != MPI_SUCCESS)
         goto out;
     cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    rc = cdn_datatype_init();
+    if (rc != MPI_SUCCESS) {
+        rc = cdn_err(rc, "%s: the predefined datatypes could not be set up", caller);
+        goto out;
+    }
     if (provided != NULL)
         *provided = cdn_rt.thread_level;
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_READY, memory_order_release);
@@ -69,6 +76,8 @@ int cdn_rt_finalize(void)
     cdn_comm_finalize_builtin();
     free(cdn_rt.local_peers);
     cdn_rt.local_peers = NULL;
+    cdn_datatype_finalize();
+    cdn_attr_finalize();
     cdn_err_finalize();
     pthread_mutex_unlock(&cdn_rt.init_lock);
     return rc;

@@ -13,6 +13,7 @@ absolute times.
 
 Benchmarks:
   startup   wall time of `<launcher> -n 2 hello` (examples/hello.c)
+  pack      pack_bench.c: MPI_Pack of a strided vector vs memcpy (ratio)
 
 An MPI whose compiler wrapper or launcher is missing is left out with a note
 (tools/setup-deps.sh --bench installs MPICH and Open MPI).
@@ -75,13 +76,38 @@ def bench_startup(mpis, reps, tmp):
     return rows
 
 
-BENCHES = {"startup": bench_startup}
+def program_bench(source, nprocs, param_col, value_col, unit):
+    """A C benchmark printing CSV (header first); one row per param."""
+    def run(mpis, reps, tmp):
+        exes = {}
+        for name, cc, launcher, env in mpis:
+            exes[name] = os.path.join(tmp, f"{os.path.basename(source)}.{name}")
+            build(cc, os.path.join(ROOT, "tools", "bench", source), exes[name])
+        rows = []
+        for rep in range(1, reps + 1):
+            for name, cc, launcher, env in mpis:
+                r = subprocess.run(launcher + ["-n", str(nprocs), exes[name], name],
+                                   env={**os.environ, **env}, capture_output=True, text=True,
+                                   timeout=600)
+                if r.returncode != 0:
+                    raise SystemExit(f"{name}: {source} failed: {r.stderr}")
+                table = list(csv.DictReader(r.stdout.splitlines()))
+                rows += [{"mpi": name, "param": row[param_col], "rep": rep,
+                          "value": float(row[value_col]), "unit": unit} for row in table]
+        return rows
+    return run
+
+
+BENCHES = {
+    "startup": bench_startup,
+    "pack": program_bench("pack_bench.c", 1, "block_bytes", "ratio", "x memcpy"),
+}
 
 
 def summarize(bench, rows):
     params = sorted({r["param"] for r in rows}, key=lambda p: (len(p), p))
     mpis = list(dict.fromkeys(r["mpi"] for r in rows))
-    print(f"\n{bench}: median (ratio to cadence; < 1 means faster than cadence)")
+    print(f"\n{bench}: median (ratio to cadence)")
     for p in params:
         med = {m: statistics.median(r["value"] for r in rows if r["mpi"] == m and r["param"] == p)
                for m in mpis}

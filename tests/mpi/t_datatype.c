@@ -1,0 +1,253 @@
+/*
+ * Datatypes through the MPI API in a one-process job: queries, decoding
+ * round trips (get_envelope/get_contents rebuild an equal type), names,
+ * attributes with copy and delete callbacks, MPI_Pack/Unpack and external32
+ * with checked data, MPIX_Type_iov, and the error classes of bad input.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check_mpi.h"
+
+static int errclass(int rc)
+{
+    int c;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+static void test_queries(void)
+{
+    MPI_Datatype v, s;
+    MPI_Aint lb, ext;
+    MPI_Count size;
+    MPI_Type_vector(3, 2, 4, MPI_INT, &v);
+    MPI_Type_size_c(v, &size);
+    MPI_Type_get_extent(v, &lb, &ext);
+    CHECK(size == 24 && lb == 0 && ext == 40, "vector size %ld extent %ld", (long)size, (long)ext);
+    struct { char c; double d; } x;
+    int bl[2] = {1, 1};
+    MPI_Aint disp[2] = {0, (MPI_Aint)((char *)&x.d - (char *)&x)};
+    MPI_Datatype ts[2] = {MPI_CHAR, MPI_DOUBLE};
+    MPI_Type_create_struct(2, bl, disp, ts, &s);
+    MPI_Type_get_extent(s, &lb, &ext);
+    CHECK(ext == (MPI_Aint)sizeof x, "struct {char; double} extent %ld, sizeof %zu", (long)ext, sizeof x);
+    MPI_Aint tlb, text;
+    MPI_Type_get_true_extent(s, &tlb, &text);
+    CHECK(tlb == 0 && text == 16, "true extent %ld", (long)text);
+    MPI_Datatype m;
+    MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &m);
+    CHECK(m == MPI_REAL8, "match_size real 8 gives 0x%x", (unsigned)m);
+    MPI_Aint a1, a2;
+    MPI_Get_address(&x.c, &a1);
+    MPI_Get_address(&x.d, &a2);
+    CHECK(MPI_Aint_diff(a2, a1) == disp[1], "Get_address difference");
+    MPI_Type_free(&v);
+    MPI_Type_free(&s);
+}
+
+static void test_contents_roundtrip(void)
+{
+    MPI_Datatype inner, t, back[2];
+    int bl[3] = {2, 0, 1}, dis[3] = {5, 1, -2};
+    MPI_Type_indexed(3, bl, dis, MPI_SHORT, &inner);
+    MPI_Type_create_resized(inner, -4, 30, &t);
+    int ni, na, nd, comb;
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_RESIZED && ni == 0 && na == 2 && nd == 1, "resized envelope");
+    MPI_Aint addrs[2];
+    MPI_Type_get_contents(t, 0, 2, 1, NULL, addrs, back);
+    CHECK(addrs[0] == -4 && addrs[1] == 30 && back[0] == inner, "resized contents");
+    MPI_Type_get_envelope(back[0], &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_INDEXED && ni == 7 && nd == 1, "indexed envelope %d %d", comb, ni);
+    int ints[7];
+    MPI_Type_get_contents(back[0], 7, 0, 1, ints, NULL, &back[1]);
+    CHECK(ints[0] == 3 && ints[1] == 2 && ints[3] == 1 && ints[4] == 5 && ints[6] == -2, "indexed ints");
+    CHECK(back[1] == MPI_SHORT, "predefined type returned as itself");
+    MPI_Type_free(&back[0]);  /* the reference get_contents gave */
+    MPI_Type_free(&inner);
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(t, &lb, &ext);  /* t keeps inner alive */
+    CHECK(lb == -4 && ext == 30, "resized bounds after freeing its old type");
+    /* large-count constructor: only the _c decoder */
+    MPI_Datatype c;
+    MPI_Type_contiguous_c(7, MPI_INT, &c);
+    int rc = MPI_Type_get_envelope(c, &ni, &na, &nd, &comb);
+    CHECK(errclass(rc) == MPI_ERR_TYPE, "get_envelope of a _c type fails");
+    MPI_Count cni, cna, cnc, cnd, big;
+    MPI_Type_get_envelope_c(c, &cni, &cna, &cnc, &cnd, &comb);
+    CHECK(cnc == 1 && cni == 0 && comb == MPI_COMBINER_CONTIGUOUS, "contiguous_c envelope");
+    MPI_Datatype old;
+    MPI_Type_get_contents_c(c, 0, 0, 1, 1, NULL, NULL, &big, &old);
+    CHECK(big == 7 && old == MPI_INT, "contiguous_c contents");
+    /* subarray round trip */
+    int sz[2] = {6, 5}, sub[2] = {2, 3}, st[2] = {1, 2};
+    MPI_Datatype sa;
+    MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_FORTRAN, MPI_DOUBLE, &sa);
+    int si[8];
+    MPI_Type_get_envelope(sa, &ni, &na, &nd, &comb);
+    MPI_Type_get_contents(sa, 8, 0, 1, si, NULL, &old);
+    CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && si[0] == 2 && si[1] == 6 && si[4] == 3 &&
+          si[6] == 2 && si[7] == MPI_ORDER_FORTRAN, "subarray contents");
+    MPI_Type_free(&sa);
+    MPI_Type_free(&c);
+    MPI_Type_free(&t);
+}
+
+static int copies, deletes;
+static int copy_fn(MPI_Datatype t, int kv, void *extra, void *in, void *out, int *flag)
+{
+    (void)t, (void)kv;
+    copies++;
+    *(intptr_t *)out = (intptr_t)in + *(int *)extra;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+static int delete_fn(MPI_Datatype t, int kv, void *val, void *extra)
+{
+    (void)t, (void)kv, (void)val, (void)extra;
+    deletes++;
+    return MPI_SUCCESS;
+}
+
+static void test_names_and_attributes(void)
+{
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    MPI_Type_get_name(MPI_DOUBLE_INT, name, &len);
+    CHECK(strcmp(name, "MPI_DOUBLE_INT") == 0, "pair type name %s", name);
+    MPI_Datatype t, d;
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    MPI_Type_get_name(t, name, &len);
+    CHECK(len == 0, "a new type has an empty name");
+    MPI_Type_set_name(t, "two ints");
+    MPI_Type_get_name(t, name, &len);
+    CHECK(strcmp(name, "two ints") == 0 && len == 8, "set name");
+
+    int extra = 10, kv, kv2, flag;
+    MPI_Type_create_keyval(copy_fn, delete_fn, &kv, &extra);
+    MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &kv2, NULL);
+    MPI_Type_set_attr(t, kv, (void *)(intptr_t)5);
+    MPI_Type_set_attr(t, kv2, (void *)(intptr_t)7);
+    MPI_Type_dup(t, &d);
+    CHECK(copies == 1, "copy callback ran once on dup (%d)", copies);
+    void *val;
+    MPI_Type_get_attr(d, kv, &val, &flag);
+    CHECK(flag && (intptr_t)val == 15, "copied attribute is the copy callback's value");
+    MPI_Type_get_attr(d, kv2, &val, &flag);
+    CHECK(!flag, "MPI_TYPE_NULL_COPY_FN does not copy");
+    MPI_Type_set_attr(t, kv, (void *)(intptr_t)6);
+    CHECK(deletes == 1, "replacing an attribute deletes the old value");
+    MPI_Type_delete_attr(t, kv);
+    CHECK(deletes == 2, "delete_attr runs the delete callback");
+    MPI_Type_get_attr(t, kv, &val, &flag);
+    CHECK(!flag, "attribute gone after delete");
+    MPI_Type_free_keyval(&kv);
+    CHECK(kv == MPI_KEYVAL_INVALID, "free_keyval resets the handle");
+    MPI_Type_free(&d);
+    CHECK(deletes == 3, "freeing a type deletes its attributes (even after free_keyval)");
+    MPI_Type_free_keyval(&kv2);
+    MPI_Type_free(&t);
+}
+
+static void test_pack(void)
+{
+    double a[4][5];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 5; j++)
+            a[i][j] = i * 10 + j;
+    MPI_Datatype col0, col;  /* a column, resized so consecutive columns follow */
+    MPI_Type_vector(4, 1, 5, MPI_DOUBLE, &col0);
+    MPI_Type_create_resized(col0, 0, sizeof(double), &col);
+    MPI_Type_free(&col0);
+    MPI_Type_commit(&col);
+    char buf[256];
+    int pos = 0, psize;
+    MPI_Pack_size(2, col, MPI_COMM_WORLD, &psize);
+    CHECK(psize == 64, "pack size %d", psize);
+    MPI_Pack(&a[0][1], 2, col, buf, sizeof buf, &pos, MPI_COMM_WORLD);
+    CHECK(pos == 64, "packed %d bytes", pos);
+    double p[8];
+    memcpy(p, buf, sizeof p);
+    CHECK(p[0] == 1 && p[3] == 31 && p[4] == 2 && p[7] == 32, "column data packed in order");
+    double b[4][5] = {{0}};
+    pos = 0;
+    MPI_Unpack(buf, 64, &pos, &b[0][1], 2, col, MPI_COMM_WORLD);
+    CHECK(pos == 64 && b[2][1] == 21 && b[3][2] == 32 && b[0][0] == 0 && b[0][3] == 0, "unpack");
+
+    long l[2] = {-2, 0x12345678};
+    int iv = 0x01020304;
+    unsigned char x[64];
+    MPI_Aint xp = 0, xs;
+    MPI_Pack_external_size("external32", 2, MPI_LONG, &xs);
+    CHECK(xs == 8, "external32 MPI_LONG is 4 bytes (%ld for two)", (long)xs);
+    MPI_Pack_external("external32", l, 2, MPI_LONG, x, sizeof x, &xp);
+    MPI_Pack_external("external32", &iv, 1, MPI_INT, x, sizeof x, &xp);
+    CHECK(xp == 12 && x[0] == 0xff && x[3] == 0xfe && x[4] == 0x12 && x[7] == 0x78 && x[8] == 1 && x[11] == 4,
+          "external32 is big-endian with external sizes");
+    long lb2[2];
+    int iv2;
+    xp = 0;
+    MPI_Unpack_external("external32", x, 12, &xp, lb2, 2, MPI_LONG);
+    MPI_Unpack_external("external32", x, 12, &xp, &iv2, 1, MPI_INT);
+    CHECK(lb2[0] == -2 && lb2[1] == 0x12345678 && iv2 == iv, "external32 round trip");
+
+    MPI_Count n, bytes;
+    MPIX_Type_iov_len(col, -1, &n, &bytes);
+    CHECK(n == 4 && bytes == 32, "iov_len %ld %ld", (long)n, (long)bytes);
+    MPIX_Iov iov[2];
+    MPIX_Type_iov(col, 2, iov, 2, &n);
+    CHECK(n == 2 && (MPI_Aint)iov[0].iov_base == 80 && iov[1].iov_len == 8, "iov at offset 2");
+    MPI_Type_free(&col);
+}
+
+static void test_errors(void)
+{
+    MPI_Datatype t, v;
+    int rc = MPI_Type_vector(-4, 1, 1, MPI_INT, &t);
+    CHECK(errclass(rc) == MPI_ERR_COUNT, "negative count: class %d", errclass(rc));
+    char msg[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(rc, msg, &len);
+    CHECK(strstr(msg, "count -4 is negative") != NULL, "message names the value: %s", msg);
+    rc = MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &t);
+    CHECK(errclass(rc) == MPI_ERR_TYPE, "null oldtype");
+    t = MPI_INT;
+    rc = MPI_Type_free(&t);
+    CHECK(errclass(rc) == MPI_ERR_TYPE, "freeing a predefined type");
+    MPI_Type_vector(2, 1, 2, MPI_INT, &v);
+    int data[4], pos = 0;
+    char buf[64];
+    rc = MPI_Pack(data, 1, v, buf, sizeof buf, &pos, MPI_COMM_WORLD);
+    CHECK(errclass(rc) == MPI_ERR_TYPE, "packing an uncommitted type");
+    MPI_Type_commit(&v);
+    rc = MPI_Pack(data, 1, v, buf, 4, &pos, MPI_COMM_WORLD);
+    CHECK(errclass(rc) == MPI_ERR_TRUNCATE, "pack into a too small buffer");
+    int sz[2] = {4, 4}, sub[2] = {2, 5}, st[2] = {0, 0};
+    rc = MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &t);
+    CHECK(errclass(rc) == MPI_ERR_ARG, "subarray subsize beyond size");
+    int g[1] = {10}, dist[1] = {MPI_DISTRIBUTE_BLOCK}, darg[1] = {2}, ps[1] = {3};
+    rc = MPI_Type_create_darray(3, 0, 1, g, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t);
+    CHECK(errclass(rc) == MPI_ERR_ARG, "darray blocks that do not cover the array");
+    rc = MPI_Pack_external("native", data, 1, MPI_INT, buf, 64, &(MPI_Aint){0});
+    CHECK(errclass(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep");
+    int kv = MPI_KEYVAL_INVALID;
+    rc = MPI_Type_set_attr(v, kv, NULL);
+    CHECK(errclass(rc) == MPI_ERR_KEYVAL, "invalid keyval");
+    MPI_Type_free(&v);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    test_queries();
+    test_contents_roundtrip();
+    test_names_and_attributes();
+    test_pack();
+    test_errors();
+    MPI_Finalize();
+    return check_summary("t_datatype");
+}

@@ -8,13 +8,7 @@
 # Exit 77 (meson's skip) when MPICH's compiler is missing.
 set -u
 
-if ! command -v mpicc.mpich >/dev/null 2>&1; then
-    echo "SKIP: mpicc.mpich not found (apt-get install libmpich-dev)"
-    exit 77
-fi
-: "${CADENCE_BUILD_ROOT:?must name the meson build directory}"
-: "${CADENCE_SOURCE_ROOT:?must name the source tree}"
-build=$(cd "$CADENCE_BUILD_ROOT" && pwd -P) || exit 1
+. "${CADENCE_SOURCE_ROOT:?must name the source tree}/tests/mpich_env.sh"
 src=$CADENCE_SOURCE_ROOT/tests/diff/diff_pack.c
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cadence-diff.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT

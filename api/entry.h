@@ -17,4 +17,11 @@ struct cdn_comm;
  * an MPI_ERR_COMM code whose message names the caller and the handle. */
 struct cdn_comm *cdn_api_comm(MPI_Comm comm, const char *caller, int *rc);
 
+struct cdn_request;
+/* Errors of the wait/test family (flag reqerrh): the implementation names
+ * the failing request, the entry point raises on its communicator's handler
+ * (MPI_COMM_SELF's when none was named). */
+void cdn_api_request_error(const struct cdn_request *r);
+int cdn_err_raise_request(int code);
+
 #endif

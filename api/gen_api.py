@@ -31,7 +31,7 @@ HANDLE_OBJECTS = {  # by-value argument type -> error-raising function
     'MPI_File': 'cdn_err_raise_file',
     'MPI_Session': 'cdn_err_raise_session',
 }
-FLAGS = {'impl', 'manual', 'anytime', 'noerrh', 'deprecated', 'ext', 'since=4.1'}
+FLAGS = {'impl', 'manual', 'anytime', 'noerrh', 'reqerrh', 'deprecated', 'ext', 'since=4.1'}
 
 
 class Param:
@@ -76,7 +76,11 @@ class Function:
     def decl_params(self):
         if not self.params:
             return '...' if self.variadic else 'void'
-        text = ', '.join(p.text for p in self.params)
+        # Status arrays are declared as pointers: MPI_STATUSES_IGNORE is the
+        # address 1, which GCC (-Wstringop-overflow) flags when passed for an
+        # array parameter.
+        text = ', '.join(f'MPI_Status *{p.name}' if p.type == 'MPI_Status' and p.array
+                         else p.text for p in self.params)
         return text + (', ...' if self.variadic else '')
 
     def call_args(self):
@@ -84,6 +88,8 @@ class Function:
 
     def error_object(self):
         """(raising function, argument) for the object whose handler sees errors."""
+        if 'reqerrh' in self.flags:  # the communicator of the failing request
+            return 'cdn_err_raise_request', None
         for p in self.params:
             if not p.array and p.type in HANDLE_OBJECTS:
                 if self.name.startswith('MPI_File_') and p.type != 'MPI_File':

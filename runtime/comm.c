@@ -46,6 +46,10 @@ void cdn_comm_init_builtin(int world_rank, int world_size)
     builtin[0].size = world_size;
     builtin[1].rank = 0;
     builtin[1].size = 1;
+    builtin[0].context_id = 0;  /* even ids: point-to-point; odd: the comm's collectives */
+    builtin[1].context_id = 2;
+    builtin[0].world_ranks = NULL;
+    builtin[1].world_ranks = &cdn_rt.world_rank;
     for (int i = 0; i < 2; i++) {
         strcpy(builtin[i].name, names[i]);
         atomic_store(&builtin[i].errh, NULL);

@@ -9,16 +9,25 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 struct cdn_errhandler;
 
 struct cdn_comm {
     MPI_Comm handle;
     int rank, size;
+    uint32_t context_id;                    /* point-to-point matching context */
+    const int *world_ranks;                 /* rank i is world rank world_ranks[i]; NULL: i */
     _Atomic(struct cdn_errhandler *) errh;
     pthread_mutex_t lock;                   /* name */
     char name[MPI_MAX_OBJECT_NAME];
 };
+
+/* The world rank of a rank of comm (for transports' addressing). */
+static inline int cdn_comm_world_rank(const struct cdn_comm *comm, int rank)
+{
+    return comm->world_ranks != NULL ? comm->world_ranks[rank] : rank;
+}
 
 /* The communicator behind a handle, or NULL (invalid, or MPI not ready). */
 struct cdn_comm *cdn_comm_get(MPI_Comm handle);

@@ -9,6 +9,26 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_INITIAL_ERRHANDLER", "choice", "fatal", "library",
      "Error handler for errors raised outside MPI_Init..MPI_Finalize and before any other is "
      "set: fatal (MPI_ERRORS_ARE_FATAL), abort (MPI_ERRORS_ABORT) or return (MPI_ERRORS_RETURN)."},
+    {"CADENCE_PROGRESS_THREADS", "boolean", "1", "library",
+     "Run a background progress thread per process (strong progress: started operations "
+     "complete while the application computes). 0 turns it off; progress is then made inside "
+     "MPI calls only."},
+    {"CADENCE_PROGRESS_SPIN", "integer", "2000", "library",
+     "Empty polls a waiting thread (application or progress thread) makes before it sleeps "
+     "on the transports' doorbells."},
+    {"CADENCE_PROGRESS_BIND", "boolean", "1", "library",
+     "Pin the progress thread (hwloc) to one processing unit of the process's allowed set, "
+     "counted from the last one by local rank. 0 leaves it unbound."},
+    {"CADENCE_SHM", "boolean", "1", "library",
+     "Use the shared-memory transport between processes of one node. 0 turns it off (then "
+     "ranks on one node have no transport between them)."},
+    {"CADENCE_SHM_EAGER_LIMIT", "integer", "8192", "library",
+     "Largest message (bytes) the shared-memory transport sends eagerly in one cell; larger "
+     "ones use rendezvous (single-copy CMA, or a pipelined copy through the rings). At most "
+     "8200 (one cell)."},
+    {"CADENCE_SHM_CMA", "boolean", "1", "library",
+     "Move rendezvous data with one process_vm_readv (CMA). 0 forces the pipelined two-copy "
+     "path through the rings (what is used anyway when the kernel refuses CMA)."},
     {"CADENCE_CC", "string", "the C compiler Cadence was built with", "mpicc",
      "The C compiler mpicc runs (like MPICH_CC or OMPI_CC)."},
 };

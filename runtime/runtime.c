@@ -18,6 +18,7 @@
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
+#include "progress/engine.h"
 
 struct cdn_runtime cdn_rt = {
     .init_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -51,15 +52,23 @@ int cdn_rt_init(int required, int *provided, const char *caller)
     rc = cdn_modex_put(CDN_MODEX_PID, &pid, sizeof pid);
     if (rc != MPI_SUCCESS)
         goto out;
-    rc = cdn_pmix_fence(true, caller);
-    if (rc != MPI_SUCCESS)
-        goto out;
-    cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
     rc = cdn_datatype_init();
     if (rc != MPI_SUCCESS) {
         rc = cdn_err(rc, "%s: the predefined datatypes could not be set up", caller);
         goto out;
     }
+    /* Transports open endpoints and publish their addresses before the
+     * fence, and connect to their peers after it. */
+    rc = cdn_progress_init();
+    if (rc != MPI_SUCCESS)
+        goto out;
+    rc = cdn_pmix_fence(true, caller);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    rc = cdn_progress_wireup();
+    if (rc != MPI_SUCCESS)
+        goto out;
     if (provided != NULL)
         *provided = cdn_rt.thread_level;
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_READY, memory_order_release);
@@ -71,6 +80,7 @@ out:
 int cdn_rt_finalize(void)
 {
     pthread_mutex_lock(&cdn_rt.init_lock);
+    cdn_progress_finalize();
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
     int rc = cdn_pmix_finalize();
     cdn_comm_finalize_builtin();

@@ -1,0 +1,404 @@
+/*
+ * Bindings of point-to-point communication: argument checks, handle to
+ * object, then progress/p2p.c.  Every int-count function and its _c
+ * large-count twin share one body that takes an MPI_Count.
+ */
+#include <stdbool.h>
+
+#include "api/entry.h"
+#include "cdn_api_impl.h"
+#include "progress/engine.h"
+#include "progress/p2p.h"
+#include "runtime/comm.h"
+#include "runtime/datatype.h"
+#include "runtime/handle.h"
+
+enum dir { SEND, RECV };
+
+struct p2p_args {
+    struct cdn_comm *comm;
+    struct cdn_datatype *dt;
+};
+
+static int check_buf(const char *fn, const char *name, const void *buf, MPI_Count count,
+                     MPI_Datatype type, struct cdn_datatype **dt)
+{
+    if (count < 0)
+        return cdn_err(MPI_ERR_COUNT, "%s: count %lld is negative", fn, (long long)count);
+    int rc = cdn_datatype_check(type, fn, dt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* A NULL address is MPI_BOTTOM, legal with a derived type of absolute
+     * addresses; with a predefined type it is a bug. */
+    if (buf == NULL && count > 0 && CDN_HANDLE_KIND(type) == CDN_HK_BUILTIN &&
+        cdn_datatype_size(*dt) > 0)
+        return cdn_err(MPI_ERR_BUFFER, "%s: %s is NULL with count %lld", fn, name,
+                       (long long)count);
+    return MPI_SUCCESS;
+}
+
+static int check_peer(const char *fn, struct cdn_comm *c, int rank, int tag, enum dir d)
+{
+    const char *what = d == SEND ? "dest" : "source";
+    if (rank != MPI_PROC_NULL && !(d == RECV && rank == MPI_ANY_SOURCE) &&
+        (rank < 0 || rank >= c->size))
+        return cdn_err(MPI_ERR_RANK, "%s: %s %d is not a rank of the communicator (size %d)%s", fn,
+                       what, rank, c->size, d == SEND ? "" : " nor MPI_ANY_SOURCE");
+    if (!(d == RECV && tag == MPI_ANY_TAG) && (tag < 0 || tag > CDN_TAG_UB))
+        return cdn_err(MPI_ERR_TAG, "%s: tag %d is not in 0..MPI_TAG_UB (%d)%s", fn, tag,
+                       CDN_TAG_UB, d == SEND ? "" : " nor MPI_ANY_TAG");
+    return MPI_SUCCESS;
+}
+
+static int check(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type, int rank,
+                 int tag, MPI_Comm comm, enum dir d, struct p2p_args *a)
+{
+    int rc = MPI_SUCCESS;
+    a->comm = cdn_api_comm(comm, fn, &rc);
+    if (a->comm == NULL)
+        return rc;
+    rc = check_buf(fn, "buf", buf, count, type, &a->dt);
+    if (rc == MPI_SUCCESS)
+        rc = check_peer(fn, a->comm, rank, tag, d);
+    return rc;
+}
+
+static int check_req(const char *fn, MPI_Request *request)
+{
+    return request == NULL ? cdn_err(MPI_ERR_ARG, "%s: request is NULL", fn) : MPI_SUCCESS;
+}
+
+/* Wait for an internal request, report it, drop it. */
+static int finish_blocking(struct cdn_request *r, MPI_Status *status)
+{
+    cdn_request_wait(r);
+    int err = r->status.MPI_ERROR;
+    cdn_status_copy(status, &r->status, false);
+    cdn_request_release(r);
+    return err;
+}
+
+/* ---- sends ---- */
+
+static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                   int tag, MPI_Comm comm, int mode, MPI_Request *request, bool persistent)
+{
+    struct p2p_args a;
+    int rc = check(fn, buf, count, type, dest, tag, comm, SEND, &a);
+    if (rc == MPI_SUCCESS && (request != NULL || persistent))
+        rc = check_req(fn, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_request *r;
+    rc = cdn_p2p_send(buf, count, a.dt, dest, tag, a.comm, mode, persistent, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return finish_blocking(r, MPI_STATUS_IGNORE);
+    *request = cdn_request_publish(r);
+    return MPI_SUCCESS;
+}
+
+#define SEND_FAMILY(Name, IName, mode)                                                                \
+    int cdn_MPI_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,   \
+                       MPI_Comm comm)                                                          \
+    {                                                                                          \
+        return do_send("MPI_" #Name, buf, count, datatype, dest, tag, comm, mode, NULL, false); \
+    }                                                                                          \
+    int cdn_MPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,  \
+                           int tag, MPI_Comm comm)                                             \
+    {                                                                                          \
+        return do_send("MPI_" #Name "_c", buf, count, datatype, dest, tag, comm, mode, NULL,   \
+                       false);                                                                 \
+    }                                                                                          \
+    int cdn_MPI_##IName(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,  \
+                        MPI_Comm comm, MPI_Request *request)                                   \
+    {                                                                                          \
+        int rc = check_req("MPI_" #IName, request);                                            \
+        return rc ? rc : do_send("MPI_" #IName, buf, count, datatype, dest, tag, comm, mode,   \
+                                 request, false);                                              \
+    }                                                                                          \
+    int cdn_MPI_##IName##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, \
+                            int tag, MPI_Comm comm, MPI_Request *request)                      \
+    {                                                                                          \
+        int rc = check_req("MPI_" #IName "_c", request);                                       \
+        return rc ? rc : do_send("MPI_" #IName "_c", buf, count, datatype, dest, tag, comm,    \
+                                 mode, request, false);                                        \
+    }                                                                                          \
+    int cdn_MPI_##Name##_init(const void *buf, int count, MPI_Datatype datatype, int dest,     \
+                              int tag, MPI_Comm comm, MPI_Request *request)                    \
+    {                                                                                          \
+        return do_send("MPI_" #Name "_init", buf, count, datatype, dest, tag, comm, mode,      \
+                       request, true);                                                         \
+    }                                                                                          \
+    int cdn_MPI_##Name##_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype,       \
+                                int dest, int tag, MPI_Comm comm, MPI_Request *request)        \
+    {                                                                                          \
+        return do_send("MPI_" #Name "_init_c", buf, count, datatype, dest, tag, comm, mode,    \
+                       request, true);                                                         \
+    }
+
+SEND_FAMILY(Send, Isend, CDN_SEND_STANDARD)
+SEND_FAMILY(Ssend, Issend, CDN_SEND_SYNC)
+SEND_FAMILY(Rsend, Irsend, CDN_SEND_READY)
+SEND_FAMILY(Bsend, Ibsend, CDN_SEND_BUFFERED)
+
+/* ---- receives ---- */
+
+static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type, int source,
+                   int tag, MPI_Comm comm, MPI_Status *status, MPI_Request *request,
+                   bool persistent)
+{
+    struct p2p_args a;
+    int rc = check(fn, buf, count, type, source, tag, comm, RECV, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_request *r;
+    rc = cdn_p2p_recv(buf, count, a.dt, source, tag, a.comm, persistent, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return finish_blocking(r, status);
+    *request = cdn_request_publish(r);
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                 MPI_Status *status)
+{
+    return do_recv("MPI_Recv", buf, count, datatype, source, tag, comm, status, NULL, false);
+}
+
+int cdn_MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                   MPI_Comm comm, MPI_Status *status)
+{
+    return do_recv("MPI_Recv_c", buf, count, datatype, source, tag, comm, status, NULL, false);
+}
+
+#define IRECV(Name, ctype, persistent)                                                         \
+    int cdn_MPI_##Name(void *buf, ctype count, MPI_Datatype datatype, int source, int tag,     \
+                       MPI_Comm comm, MPI_Request *request)                                    \
+    {                                                                                          \
+        int rc = check_req("MPI_" #Name, request);                                             \
+        return rc ? rc : do_recv("MPI_" #Name, buf, count, datatype, source, tag, comm, NULL,  \
+                                 request, persistent);                                         \
+    }
+IRECV(Irecv, int, false)
+IRECV(Irecv_c, MPI_Count, false)
+IRECV(Recv_init, int, true)
+IRECV(Recv_init_c, MPI_Count, true)
+
+/* ---- sendrecv ---- */
+
+static int do_sendrecv(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                       MPI_Comm comm, bool replace, MPI_Status *status, MPI_Request *request)
+{
+    struct p2p_args s, r;
+    int rc = check(fn, sendbuf, sendcount, sendtype, dest, sendtag, comm, SEND, &s);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (replace) {
+        r = s;
+        rc = check_peer(fn, s.comm, source, recvtag, RECV);
+    } else {
+        rc = check(fn, recvbuf, recvcount, recvtype, source, recvtag, comm, RECV, &r);
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_request *req;
+    rc = cdn_p2p_sendrecv(sendbuf, sendcount, s.dt, dest, sendtag, recvbuf, recvcount, r.dt,
+                          source, recvtag, s.comm, replace, &req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (request == NULL)
+        return finish_blocking(req, status);
+    *request = cdn_request_publish(req);
+    return MPI_SUCCESS;
+}
+
+#define SENDRECV(Name, ctype, blocking)                                                        \
+    int cdn_MPI_##Name(const void *sendbuf, ctype sendcount, MPI_Datatype sendtype, int dest,  \
+                       int sendtag, void *recvbuf, ctype recvcount, MPI_Datatype recvtype,     \
+                       int source, int recvtag, MPI_Comm comm,                                 \
+                       blocking)
+#define SENDRECV_B(Name, ctype)                                                                \
+    SENDRECV(Name, ctype, MPI_Status *status)                                                  \
+    {                                                                                          \
+        return do_sendrecv("MPI_" #Name, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, \
+                           recvcount, recvtype, source, recvtag, comm, false, status, NULL);   \
+    }
+#define SENDRECV_I(Name, ctype)                                                                \
+    SENDRECV(Name, ctype, MPI_Request *request)                                                \
+    {                                                                                          \
+        int rc = check_req("MPI_" #Name, request);                                             \
+        return rc ? rc : do_sendrecv("MPI_" #Name, sendbuf, sendcount, sendtype, dest,         \
+                                     sendtag, recvbuf, recvcount, recvtype, source, recvtag,   \
+                                     comm, false, MPI_STATUS_IGNORE, request);                 \
+    }
+SENDRECV_B(Sendrecv, int)
+SENDRECV_B(Sendrecv_c, MPI_Count)
+SENDRECV_I(Isendrecv, int)
+SENDRECV_I(Isendrecv_c, MPI_Count)
+
+#define REPLACE(Name, ctype, last, statusarg, reqarg, checkreq)                                \
+    int cdn_MPI_##Name(void *buf, ctype count, MPI_Datatype datatype, int dest, int sendtag,   \
+                       int source, int recvtag, MPI_Comm comm, last)                           \
+    {                                                                                          \
+        int rc = checkreq;                                                                     \
+        return rc ? rc : do_sendrecv("MPI_" #Name, buf, count, datatype, dest, sendtag, NULL,  \
+                                     0, datatype, source, recvtag, comm, true, statusarg,      \
+                                     reqarg);                                                  \
+    }
+REPLACE(Sendrecv_replace, int, MPI_Status *status, status, NULL, MPI_SUCCESS)
+REPLACE(Sendrecv_replace_c, MPI_Count, MPI_Status *status, status, NULL, MPI_SUCCESS)
+REPLACE(Isendrecv_replace, int, MPI_Request *request, MPI_STATUS_IGNORE, request,
+        check_req("MPI_Isendrecv_replace", request))
+REPLACE(Isendrecv_replace_c, MPI_Count, MPI_Request *request, MPI_STATUS_IGNORE, request,
+        check_req("MPI_Isendrecv_replace_c", request))
+
+/* ---- probe ---- */
+
+static int do_probe(const char *fn, int source, int tag, MPI_Comm comm, bool take, bool wait,
+                    int *flag, MPI_Message *message, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    struct cdn_comm *c = cdn_api_comm(comm, fn, &rc);
+    if (c == NULL)
+        return rc;
+    if ((rc = check_peer(fn, c, source, tag, RECV)) != MPI_SUCCESS)
+        return rc;
+    if ((!wait && flag == NULL) || (take && message == NULL))
+        return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", fn, flag == NULL && !wait ? "flag" : "message");
+    int found = 0, idle = 0;
+    struct cdn_request *msg = NULL;
+    for (;;) {
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
+        rc = cdn_p2p_iprobe(c, source, tag, take, &found, status, &msg);
+        if (rc != MPI_SUCCESS || found || !wait)
+            break;
+        /* Messages arrive by transports' polls (done in iprobe) or by other
+         * threads' self sends, which bump the generation. */
+        if (++idle >= cdn_engine.spin_polls) {
+            cdn_progress_block(gen);
+            idle = 0;
+        }
+    }
+    if (flag != NULL)
+        *flag = found;
+    if (take && found)
+        *message = msg != NULL ? cdn_request_publish(msg) : MPI_MESSAGE_NO_PROC;
+    else if (take)
+        *message = MPI_MESSAGE_NULL;
+    return rc;
+}
+
+int cdn_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return do_probe("MPI_Probe", source, tag, comm, false, true, NULL, NULL, status);
+}
+
+int cdn_MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    return do_probe("MPI_Iprobe", source, tag, comm, false, false, flag, NULL, status);
+}
+
+int cdn_MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    return do_probe("MPI_Mprobe", source, tag, comm, true, true, NULL, message, status);
+}
+
+int cdn_MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                    MPI_Status *status)
+{
+    return do_probe("MPI_Improbe", source, tag, comm, true, false, flag, message, status);
+}
+
+static int do_mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type,
+                    MPI_Message *message, MPI_Status *status, MPI_Request *request)
+{
+    if (message == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: message is NULL", fn);
+    struct cdn_datatype *dt;
+    int rc = check_buf(fn, "buf", buf, count, type, &dt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_request *r;
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        r = cdn_p2p_done_request(NULL, MPI_PROC_NULL);
+        if (r == NULL)
+            return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
+    } else {
+        struct cdn_request *m = cdn_request_get(*message);
+        if (m == NULL || m->kind != CDN_REQ_MESSAGE)
+            return cdn_err(MPI_ERR_REQUEST, "%s: 0x%x is not a valid message%s", fn,
+                           (unsigned)*message,
+                           *message == MPI_MESSAGE_NULL ? " (MPI_MESSAGE_NULL)" : "");
+        rc = cdn_p2p_mrecv(buf, count, dt, m, &r);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    *message = MPI_MESSAGE_NULL;
+    if (request != NULL) {
+        *request = cdn_request_publish(r);
+        return MPI_SUCCESS;
+    }
+    rc = finish_blocking(r, status);
+    if (rc != MPI_SUCCESS)
+        cdn_api_request_error(r);
+    return rc;
+}
+
+int cdn_MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Status *status)
+{
+    return do_mrecv("MPI_Mrecv", buf, count, datatype, message, status, NULL);
+}
+
+int cdn_MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                    MPI_Status *status)
+{
+    return do_mrecv("MPI_Mrecv_c", buf, count, datatype, message, status, NULL);
+}
+
+int cdn_MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                   MPI_Request *request)
+{
+    int rc = check_req("MPI_Imrecv", request);
+    return rc ? rc : do_mrecv("MPI_Imrecv", buf, count, datatype, message, MPI_STATUS_IGNORE, request);
+}
+
+int cdn_MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                     MPI_Request *request)
+{
+    int rc = check_req("MPI_Imrecv_c", request);
+    return rc ? rc : do_mrecv("MPI_Imrecv_c", buf, count, datatype, message, MPI_STATUS_IGNORE,
+                              request);
+}
+
+/* ---- buffered-send buffer ---- */
+
+int cdn_MPI_Buffer_attach(void *buffer, int size)
+{
+    return cdn_bsend_attach(buffer, size, "MPI_Buffer_attach");
+}
+
+int cdn_MPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return cdn_bsend_attach(buffer, size, "MPI_Buffer_attach_c");
+}
+
+int cdn_MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    MPI_Count s = 0;
+    int rc = cdn_bsend_detach(buffer_addr, size == NULL ? NULL : &s, "MPI_Buffer_detach");
+    if (rc == MPI_SUCCESS)
+        *size = (int)s;
+    return rc;
+}
+
+int cdn_MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return cdn_bsend_detach(buffer_addr, size, "MPI_Buffer_detach_c");
+}

@@ -1,0 +1,587 @@
+/*
+ * Bindings of the request calls: the wait/test family, MPI_Request_free,
+ * MPI_Request_get_status(_any/_some/_all), MPI_Start(all), MPI_Cancel,
+ * MPI_Test_cancelled.
+ *
+ * Rules implemented here (MPI-4.1 3.7): a null or inactive request counts
+ * as complete with an empty status; completing a nonpersistent request
+ * frees it and sets the handle to MPI_REQUEST_NULL, a persistent one becomes
+ * inactive; single-completion calls return the request's error and leave
+ * status.MPI_ERROR alone, the _all/_some forms return MPI_ERR_IN_STATUS and
+ * set MPI_ERROR in every status they report.  Errors go to the handler of
+ * the failing request's communicator (flag reqerrh in mpi.api).
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "api/entry.h"
+#include "cdn_api_impl.h"
+#include "progress/engine.h"
+#include "progress/request.h"
+#include "runtime/comm.h"
+
+/* The communicator whose handler sees this thread's current error. */
+static _Thread_local MPI_Comm err_comm = MPI_COMM_NULL;
+
+void cdn_api_request_error(const struct cdn_request *r)
+{
+    if (err_comm == MPI_COMM_NULL && r != NULL && r->comm != NULL)
+        err_comm = r->comm->handle;
+}
+
+int cdn_err_raise_request(int code)
+{
+    MPI_Comm comm = err_comm;
+    err_comm = MPI_COMM_NULL;
+    if (comm == MPI_COMM_NULL)
+        return cdn_err_raise_self(code);
+    return cdn_err_raise_comm(comm, code);
+}
+
+enum lookup { L_NULL, L_INACTIVE, L_ACTIVE };
+
+/* Classify a handle; on an invalid one return an MPI_ERR_REQUEST code. */
+static int lookup(MPI_Request h, const char *caller, struct cdn_request **out, enum lookup *what)
+{
+    *out = NULL;
+    *what = L_NULL;
+    if (h == MPI_REQUEST_NULL) {
+        *what = L_NULL;
+        return MPI_SUCCESS;
+    }
+    struct cdn_request *r = cdn_request_get(h);
+    if (r == NULL || r->kind == CDN_REQ_MESSAGE)
+        return cdn_err(MPI_ERR_REQUEST, "%s: 0x%x is not a valid request", caller, (unsigned)h);
+    *out = r;
+    *what = (r->persistent && !r->active) ? L_INACTIVE : L_ACTIVE;
+    return MPI_SUCCESS;
+}
+
+static int lookup_array(int count, MPI_Request reqs[], const char *caller, struct cdn_request **rs,
+                        enum lookup *what)
+{
+    for (int i = 0; i < count; i++) {
+        int rc = lookup(reqs[i], caller, &rs[i], &what[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static bool done(struct cdn_request *r)
+{
+    if (cdn_request_done(r))
+        return true;
+    if (r->ops->progress != NULL)
+        r->ops->progress(r);
+    return cdn_request_done(r);
+}
+
+/* Report a completed request and free or deactivate it. */
+static int finish(MPI_Request *h, struct cdn_request *r, MPI_Status *status, bool with_error)
+{
+    int err = r->status.MPI_ERROR;
+    cdn_status_copy(status, &r->status, with_error);
+    if (err != MPI_SUCCESS)
+        cdn_api_request_error(r);
+    if (r->persistent) {
+        r->active = false;
+    } else {
+        cdn_request_unpublish(r);
+        *h = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+static void empty(MPI_Status *status)
+{
+    if (status != MPI_STATUS_IGNORE) {
+        int err = status->MPI_ERROR;
+        cdn_status_empty(status);
+        status->MPI_ERROR = err;
+    }
+}
+
+static int args_array(int count, const void *reqs, const char *caller)
+{
+    if (count < 0)
+        return cdn_err(MPI_ERR_COUNT, "%s: count %d is negative", caller, count);
+    if (count > 0 && reqs == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: array_of_requests is NULL with count %d", caller, count);
+    return MPI_SUCCESS;
+}
+
+/* Scratch for array calls: on the stack for small arrays. */
+#define SMALL 32
+struct scratch {
+    struct cdn_request *rs_small[SMALL];
+    enum lookup what_small[SMALL];
+    struct cdn_request **rs;
+    enum lookup *what;
+};
+
+static int scratch_get(struct scratch *s, int count, const char *caller)
+{
+    s->rs = s->rs_small;
+    s->what = s->what_small;
+    if (count > SMALL) {
+        s->rs = malloc((size_t)count * sizeof *s->rs);
+        s->what = malloc((size_t)count * sizeof *s->what);
+        if (s->rs == NULL || s->what == NULL) {
+            free(s->rs);
+            free(s->what);
+            return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for %d requests", caller, count);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static void scratch_put(struct scratch *s)
+{
+    if (s->rs != s->rs_small) {
+        free(s->rs);
+        free(s->what);
+    }
+}
+
+/* ---- single ---- */
+
+int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Wait: request is NULL");
+    struct cdn_request *r;
+    enum lookup what;
+    int rc = lookup(*request, "MPI_Wait", &r, &what);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (what != L_ACTIVE) {
+        empty(status);
+        return MPI_SUCCESS;
+    }
+    cdn_request_wait(r);
+    return finish(request, r, status, false);
+}
+
+int cdn_MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (request == NULL || flag == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Test: %s is NULL", request == NULL ? "request" : "flag");
+    struct cdn_request *r;
+    enum lookup what;
+    int rc = lookup(*request, "MPI_Test", &r, &what);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *flag = 1;
+    if (what != L_ACTIVE) {
+        empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!done(r)) {
+        cdn_progress_poll();
+        if (!done(r)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    return finish(request, r, status, false);
+}
+
+int cdn_MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    if (flag == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Request_get_status: flag is NULL");
+    struct cdn_request *r;
+    enum lookup what;
+    int rc = lookup(request, "MPI_Request_get_status", &r, &what);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *flag = 1;
+    if (what != L_ACTIVE) {
+        empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!done(r))
+        cdn_progress_poll();
+    if (!done(r)) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    cdn_status_copy(status, &r->status, false);
+    if (r->status.MPI_ERROR != MPI_SUCCESS)
+        cdn_api_request_error(r);
+    return r->status.MPI_ERROR;
+}
+
+int cdn_MPI_Request_free(MPI_Request *request)
+{
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Request_free: request is NULL");
+    if (*request == MPI_REQUEST_NULL)
+        return cdn_err(MPI_ERR_REQUEST, "MPI_Request_free: the request is MPI_REQUEST_NULL");
+    struct cdn_request *r;
+    enum lookup what;
+    int rc = lookup(*request, "MPI_Request_free", &r, &what);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    cdn_request_unpublish(r);  /* an active request lives on until it completes */
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Cancel(MPI_Request *request)
+{
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Cancel: request is NULL");
+    if (*request == MPI_REQUEST_NULL)
+        return cdn_err(MPI_ERR_REQUEST, "MPI_Cancel: the request is MPI_REQUEST_NULL");
+    struct cdn_request *r;
+    enum lookup what;
+    int rc = lookup(*request, "MPI_Cancel", &r, &what);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (what == L_INACTIVE)
+        return cdn_err(MPI_ERR_REQUEST, "MPI_Cancel: persistent request 0x%x is not active",
+                       (unsigned)*request);
+    if (r->ops->cancel != NULL)
+        return r->ops->cancel(r);
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (status == NULL || status == MPI_STATUS_IGNORE || flag == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Test_cancelled: %s",
+                       flag == NULL ? "flag is NULL" : "status is NULL or MPI_STATUS_IGNORE");
+    *flag = (status->count_hi_and_cancelled & CDN_STATUS_CANCELLED_BIT) != 0;
+    return MPI_SUCCESS;
+}
+
+static int start_check(struct cdn_request *r, enum lookup what, MPI_Request h, const char *caller)
+{
+    if (what == L_NULL)
+        return cdn_err(MPI_ERR_REQUEST, "%s: the request is MPI_REQUEST_NULL", caller);
+    if (!r->persistent || r->ops->start == NULL)
+        return cdn_err(MPI_ERR_REQUEST, "%s: request 0x%x is not a persistent request", caller,
+                       (unsigned)h);
+    if (what == L_ACTIVE)
+        return cdn_err(MPI_ERR_REQUEST, "%s: persistent request 0x%x is already active", caller,
+                       (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Start(MPI_Request *request)
+{
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Start: request is NULL");
+    struct cdn_request *r;
+    enum lookup what;
+    int rc = lookup(*request, "MPI_Start", &r, &what);
+    if (rc == MPI_SUCCESS)
+        rc = start_check(r, what, *request, "MPI_Start");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    r->active = true;
+    return r->ops->start(r);
+}
+
+int cdn_MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    int rc = args_array(count, array_of_requests, "MPI_Startall");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct scratch s;
+    if ((rc = scratch_get(&s, count, "MPI_Startall")) != MPI_SUCCESS)
+        return rc;
+    rc = lookup_array(count, array_of_requests, "MPI_Startall", s.rs, s.what);
+    for (int i = 0; rc == MPI_SUCCESS && i < count; i++)
+        rc = start_check(s.rs[i], s.what[i], array_of_requests[i], "MPI_Startall");
+    for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
+        s.rs[i]->active = true;
+        s.rs[i]->ops->start(s.rs[i]);
+    }
+    scratch_put(&s);
+    return rc;
+}
+
+/* ---- any ---- */
+
+/* One pass of Waitany/Testany: *index of a completed request (finished),
+ * MPI_UNDEFINED with *none when nothing is active. */
+static int any_pass(int count, MPI_Request reqs[], struct scratch *s, int *index, bool *none,
+                    MPI_Status *status, bool free_it)
+{
+    *none = true;
+    *index = MPI_UNDEFINED;
+    for (int i = 0; i < count; i++) {
+        if (s->what[i] != L_ACTIVE)
+            continue;
+        *none = false;
+        if (done(s->rs[i])) {
+            *index = i;
+            if (!free_it) {
+                cdn_status_copy(status, &s->rs[i]->status, false);
+                if (s->rs[i]->status.MPI_ERROR != MPI_SUCCESS)
+                    cdn_api_request_error(s->rs[i]);
+                return s->rs[i]->status.MPI_ERROR;
+            }
+            return finish(&reqs[i], s->rs[i], status, false);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static int anyof(const char *caller, int count, MPI_Request reqs[], int *index, int *flag,
+                 MPI_Status *status, bool wait, bool free_it)
+{
+    int rc = args_array(count, reqs, caller);
+    if (rc == MPI_SUCCESS && (index == NULL || (!wait && flag == NULL)))
+        rc = cdn_err(MPI_ERR_ARG, "%s: %s is NULL", caller, index == NULL ? "index" : "flag");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct scratch s;
+    if ((rc = scratch_get(&s, count, caller)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = lookup_array(count, reqs, caller, s.rs, s.what)) != MPI_SUCCESS)
+        goto out;
+    bool none;
+    int idle = 0;
+    for (;;) {
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
+        rc = any_pass(count, reqs, &s, index, &none, status, free_it);
+        if (*index != MPI_UNDEFINED || none)
+            break;
+        if (cdn_progress_poll() > 0) {
+            idle = 0;
+            continue;
+        }
+        rc = any_pass(count, reqs, &s, index, &none, status, free_it);
+        if (*index != MPI_UNDEFINED || !wait)
+            break;
+        if (++idle >= cdn_engine.spin_polls) {
+            cdn_progress_block(gen);
+            idle = 0;
+        }
+    }
+    if (flag != NULL)
+        *flag = (*index != MPI_UNDEFINED || none);
+    if (none)
+        empty(status);
+out:
+    scratch_put(&s);
+    return rc;
+}
+
+int cdn_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
+{
+    return anyof("MPI_Waitany", count, array_of_requests, indx, NULL, status, true, true);
+}
+
+int cdn_MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag,
+                    MPI_Status *status)
+{
+    return anyof("MPI_Testany", count, array_of_requests, indx, flag, status, false, true);
+}
+
+int cdn_MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *index,
+                                   int *flag, MPI_Status *status)
+{
+    return anyof("MPI_Request_get_status_any", count, array_of_requests, index, flag, status,
+                 false, false);
+}
+
+/* ---- all ---- */
+
+static MPI_Status *status_at(MPI_Status *statuses, int i)
+{
+    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+/* Report every request (all complete or null/inactive). */
+static int report_all(int count, MPI_Request reqs[], struct scratch *s, MPI_Status *statuses,
+                      bool free_it)
+{
+    bool failed = false;
+    for (int i = 0; i < count; i++)
+        if (s->what[i] == L_ACTIVE && s->rs[i]->status.MPI_ERROR != MPI_SUCCESS)
+            failed = true;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = status_at(statuses, i);
+        if (s->what[i] != L_ACTIVE) {
+            empty(st);
+            if (failed && st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = MPI_SUCCESS;
+            continue;
+        }
+        if (free_it)
+            finish(&reqs[i], s->rs[i], st, failed);
+        else {
+            cdn_status_copy(st, &s->rs[i]->status, failed);
+            if (s->rs[i]->status.MPI_ERROR != MPI_SUCCESS)
+                cdn_api_request_error(s->rs[i]);
+        }
+    }
+    return failed ? cdn_err(MPI_ERR_IN_STATUS, "completing %d requests: at least one failed; see "
+                            "the MPI_ERROR field of the statuses", count)
+                  : MPI_SUCCESS;
+}
+
+int cdn_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    int rc = args_array(count, array_of_requests, "MPI_Waitall");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct scratch s;
+    if ((rc = scratch_get(&s, count, "MPI_Waitall")) != MPI_SUCCESS)
+        return rc;
+    rc = lookup_array(count, array_of_requests, "MPI_Waitall", s.rs, s.what);
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; i < count; i++)
+            if (s.what[i] == L_ACTIVE)
+                cdn_request_wait(s.rs[i]);
+        rc = report_all(count, array_of_requests, &s, array_of_statuses, true);
+    }
+    scratch_put(&s);
+    return rc;
+}
+
+static int testall(const char *caller, int count, MPI_Request reqs[], int *flag,
+                   MPI_Status *statuses, bool free_it)
+{
+    int rc = args_array(count, reqs, caller);
+    if (rc == MPI_SUCCESS && flag == NULL)
+        rc = cdn_err(MPI_ERR_ARG, "%s: flag is NULL", caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct scratch s;
+    if ((rc = scratch_get(&s, count, caller)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = lookup_array(count, reqs, caller, s.rs, s.what)) != MPI_SUCCESS)
+        goto out;
+    bool all = true;
+    for (int pass = 0; pass < 2; pass++) {
+        all = true;
+        for (int i = 0; i < count && all; i++)
+            if (s.what[i] == L_ACTIVE && !done(s.rs[i]))
+                all = false;
+        if (all)
+            break;
+        cdn_progress_poll();
+    }
+    *flag = all;
+    if (all)
+        rc = report_all(count, reqs, &s, statuses, free_it);
+out:
+    scratch_put(&s);
+    return rc;
+}
+
+int cdn_MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                    MPI_Status array_of_statuses[])
+{
+    return testall("MPI_Testall", count, array_of_requests, flag, array_of_statuses, true);
+}
+
+int cdn_MPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag,
+                                   MPI_Status array_of_statuses[])
+{
+    return testall("MPI_Request_get_status_all", count, array_of_requests, flag,
+                   array_of_statuses, false);
+}
+
+/* ---- some ---- */
+
+static int some_pass(int count, MPI_Request reqs[], struct scratch *s, int *outcount,
+                     int indices[], MPI_Status *statuses, bool free_it, bool *none)
+{
+    *none = true;
+    *outcount = 0;
+    bool failed = false;
+    for (int i = 0; i < count; i++) {
+        if (s->what[i] != L_ACTIVE)
+            continue;
+        *none = false;
+        if (!done(s->rs[i]))
+            continue;
+        if (s->rs[i]->status.MPI_ERROR != MPI_SUCCESS)
+            failed = true;
+        indices[(*outcount)++] = i;
+    }
+    for (int k = 0; k < *outcount; k++) {
+        int i = indices[k];
+        MPI_Status *st = status_at(statuses, k);
+        if (free_it)
+            finish(&reqs[i], s->rs[i], st, failed);
+        else {
+            cdn_status_copy(st, &s->rs[i]->status, failed);
+            if (s->rs[i]->status.MPI_ERROR != MPI_SUCCESS)
+                cdn_api_request_error(s->rs[i]);
+        }
+        if (failed && st != MPI_STATUS_IGNORE && s->rs[i]->status.MPI_ERROR == MPI_SUCCESS)
+            st->MPI_ERROR = MPI_SUCCESS;
+    }
+    if (*none)
+        *outcount = MPI_UNDEFINED;
+    return failed ? cdn_err(MPI_ERR_IN_STATUS, "completing %d of %d requests: at least one "
+                            "failed; see the MPI_ERROR field of the statuses", *outcount, count)
+                  : MPI_SUCCESS;
+}
+
+static int someof(const char *caller, int count, MPI_Request reqs[], int *outcount,
+                  int indices[], MPI_Status *statuses, bool wait, bool free_it)
+{
+    int rc = args_array(count, reqs, caller);
+    if (rc == MPI_SUCCESS && (outcount == NULL || (count > 0 && indices == NULL)))
+        rc = cdn_err(MPI_ERR_ARG, "%s: %s is NULL", caller,
+                     outcount == NULL ? "outcount" : "array_of_indices");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct scratch s;
+    if ((rc = scratch_get(&s, count, caller)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = lookup_array(count, reqs, caller, s.rs, s.what)) != MPI_SUCCESS)
+        goto out;
+    bool none;
+    int idle = 0;
+    for (;;) {
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
+        rc = some_pass(count, reqs, &s, outcount, indices, statuses, free_it, &none);
+        if (none || *outcount > 0)
+            break;
+        int n = cdn_progress_poll();
+        if (!wait) {
+            rc = some_pass(count, reqs, &s, outcount, indices, statuses, free_it, &none);
+            break;
+        }
+        if (n > 0)
+            idle = 0;
+        else if (++idle >= cdn_engine.spin_polls) {
+            cdn_progress_block(gen);
+            idle = 0;
+        }
+    }
+out:
+    scratch_put(&s);
+    return rc;
+}
+
+int cdn_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                     int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    return someof("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
+                  array_of_statuses, true, true);
+}
+
+int cdn_MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                     int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    return someof("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
+                  array_of_statuses, false, true);
+}
+
+int cdn_MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount,
+                                    int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    return someof("MPI_Request_get_status_some", incount, array_of_requests, outcount,
+                  array_of_indices, array_of_statuses, false, false);
+}

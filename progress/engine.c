@@ -1,0 +1,211 @@
+/*
+ * The default progress context: bring-up and teardown of the transports,
+ * one round of polling, and how a thread with nothing to do goes to sleep
+ * (see engine.h).
+ *
+ * Sleeping.  Application threads that finished spinning sleep on the
+ * completion generation (a futex), except that without a progress thread
+ * one of them must watch the transports: it becomes the epoll sleeper (arms
+ * the doorbells, sleeps in epoll_wait on every transport fd plus wake_fd).
+ * Every completion bumps the generation and wakes futex sleepers; it also
+ * writes wake_fd when an application thread sleeps in epoll, since that
+ * thread may be waiting for a completion made by another thread.
+ */
+#include "progress/engine.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progress/params.h"
+#include "progress/request.h"
+#include "runtime/error.h"
+#include "transport/transport.h"
+
+struct cdn_engine cdn_engine = {
+    .poll_lock = PTHREAD_MUTEX_INITIALIZER,
+    .epfd = -1,
+    .wake_fd = -1,
+    .spin_polls = 2000,
+};
+
+static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
+
+static void futex_wait(atomic_uint *word, unsigned val, long timeout_ns)
+{
+    struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, timeout_ns >= 0 ? &ts : NULL, NULL, 0);
+}
+
+static void futex_wake_all(atomic_uint *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static void kick_fd(void)
+{
+    uint64_t one = 1;
+    if (cdn_engine.wake_fd >= 0 && write(cdn_engine.wake_fd, &one, sizeof one) < 0) {
+        /* EAGAIN: the counter is already non-zero, the sleeper will wake */
+    }
+}
+
+int cdn_progress_init(void)
+{
+    cdn_engine.spin_polls = (int)cdn_progress_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
+    cdn_engine.thread_on = cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, 1) != 0;
+    cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
+    cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (cdn_engine.epfd < 0 || cdn_engine.wake_fd < 0)
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: cannot create the progress engine's epoll/eventfd: %s",
+                       strerror(errno));
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, cdn_engine.wake_fd, &ev);
+
+    cdn_engine.ntransports = 0;
+    struct cdn_transport *shm = cdn_shm_transport_create();
+    if (shm != NULL) {
+        int rc = shm->ops->init(shm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        cdn_engine.transports[cdn_engine.ntransports++] = shm;
+    }
+    return MPI_SUCCESS;
+}
+
+int cdn_progress_wireup(void)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        int rc = tp->ops->wireup(tp);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        int fd = tp->ops->fd(tp);
+        if (fd >= 0) {
+            struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tp};
+            epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, fd, &ev);
+        }
+    }
+    if (cdn_engine.thread_on)
+        return cdn_progress_thread_start();
+    return MPI_SUCCESS;
+}
+
+void cdn_progress_finalize(void)
+{
+    cdn_progress_thread_stop();
+    /* Control messages still queued (acks, FIN) must reach the peers. */
+    while (atomic_load(&cdn_engine.pending_work) > 0)
+        cdn_progress_poll();
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        tp->ops->finalize(tp);
+    }
+    cdn_engine.ntransports = 0;
+    close(cdn_engine.epfd);
+    close(cdn_engine.wake_fd);
+    cdn_engine.epfd = cdn_engine.wake_fd = -1;
+    cdn_request_pool_finalize();
+}
+
+int cdn_progress_poll(void)
+{
+    if (cdn_engine.ntransports == 0)
+        return 0;
+    if (pthread_mutex_trylock(&cdn_engine.poll_lock) != 0)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        n += tp->ops->poll(tp);
+    }
+    pthread_mutex_unlock(&cdn_engine.poll_lock);
+    return n;
+}
+
+void cdn_progress_signal(void)
+{
+    atomic_fetch_add_explicit(&cdn_engine.gen, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&cdn_engine.sleepers, memory_order_seq_cst) > 0)
+        futex_wake_all(&cdn_engine.gen);
+    if (atomic_load_explicit(&epoll_app, memory_order_seq_cst))
+        kick_fd();
+}
+
+/* Arm every transport, sleep in epoll up to timeout_ms unless work is there
+ * or `still` says the reason to sleep has gone, disarm.  Shared with the
+ * progress thread. */
+void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg)
+{
+    int ready = 0, nap = 0;
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        int a = tp->ops->arm ? tp->ops->arm(tp) : 0;
+        ready |= a == 1;
+        nap |= a == 2;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!ready && (still == NULL || still(arg))) {
+        if (nap || atomic_load(&cdn_engine.pending_work) > 0)
+            timeout_ms = 1;
+        struct epoll_event ev[8];
+        int n = epoll_wait(cdn_engine.epfd, ev, 8, timeout_ms);
+        for (int i = 0; i < n; i++) {
+            if (ev[i].data.ptr == NULL) {
+                uint64_t v;
+                if (read(cdn_engine.wake_fd, &v, sizeof v) < 0) {
+                    /* EAGAIN: drained by another reader */
+                }
+            }
+        }
+    }
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->disarm)
+            tp->ops->disarm(tp);
+    }
+}
+
+static bool gen_unchanged(unsigned gen)
+{
+    return atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst) == gen;
+}
+
+void cdn_progress_block(unsigned gen)
+{
+    bool expected = false;
+    if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
+        atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
+        cdn_progress_epoll_sleep(100, gen_unchanged, gen);
+        atomic_store(&epoll_app, false);
+        return;
+    }
+    atomic_fetch_add_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
+    /* With a progress thread (or nothing to watch) only completions matter;
+     * otherwise nap briefly in case the epoll sleeper leaves. */
+    long timeout = (cdn_engine.thread_on || cdn_engine.ntransports == 0) ? 50000000L : 1000000L;
+    futex_wait(&cdn_engine.gen, gen, timeout);
+    atomic_fetch_sub_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
+}
+
+struct cdn_transport *cdn_progress_transport_for(int world_rank)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->reaches(tp, world_rank))
+            return tp;
+    }
+    return NULL;
+}
+
+void cdn_progress_kick(void)
+{
+    kick_fd();
+}

@@ -1,0 +1,73 @@
+/*
+ * The progress engine: the default progress context, its transports, the
+ * completion generation that blocked threads sleep on, and the background
+ * progress thread (DESIGN.md, "Progress engine").
+ *
+ * Like libuv's loop: poll = run every transport's poll once and process
+ * what arrived; block = arm the transports' doorbells and sleep in epoll on
+ * their fds until something arrives.  One thread at a time polls the
+ * transports (poll_lock, taken with trylock so nobody queues behind it);
+ * other waiters sleep on the completion generation, a futex word bumped by
+ * every completion.
+ */
+#ifndef CDN_ENGINE_H
+#define CDN_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define CDN_MAX_TRANSPORTS 4
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CDN_CPU_RELAX() __builtin_ia32_pause()
+#else
+#define CDN_CPU_RELAX() atomic_signal_fence(memory_order_seq_cst)
+#endif
+
+struct cdn_transport;
+
+struct cdn_engine {
+    atomic_uint gen;              /* completion generation: a futex word */
+    atomic_int sleepers;          /* threads in futex wait on gen */
+    pthread_mutex_t poll_lock;    /* one poller of the transports at a time */
+    int ntransports;
+    struct cdn_transport *transports[CDN_MAX_TRANSPORTS];
+    int epfd;                     /* every transport fd plus wake_fd */
+    int wake_fd;                  /* eventfd: interrupts a thread blocked in epoll */
+    atomic_bool epoll_sleeping;   /* someone is (about to be) in epoll_wait */
+    atomic_int pending_work;      /* queued sends etc. that need polling, not sleeping */
+    /* background progress thread */
+    bool thread_on;
+    atomic_bool thread_stop;
+    pthread_t thread;
+    int spin_polls;               /* empty polls before sleeping */
+};
+
+extern struct cdn_engine cdn_engine;
+
+/* Bring the engine and transports up (before the PMIx fence), connect them
+ * (after it), take them down (before the last fence). */
+int cdn_progress_init(void);
+int cdn_progress_wireup(void);
+void cdn_progress_finalize(void);
+
+/* Poll every transport once; returns how many events were processed. */
+int cdn_progress_poll(void);
+/* Something completed: wake threads sleeping on the generation. */
+void cdn_progress_signal(void);
+/* Sleep until the generation moves past gen (or something arrives). */
+void cdn_progress_block(unsigned gen);
+/* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
+ * no limit) unless work is there or still(arg) turns false; then disarm. */
+void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
+/* Interrupt whoever sleeps in epoll (new queued work, shutdown). */
+void cdn_progress_kick(void);
+/* The transport that reaches a world rank, or NULL. */
+struct cdn_transport *cdn_progress_transport_for(int world_rank);
+
+/* Progress thread (progress/thread.c). */
+int cdn_progress_thread_start(void);
+void cdn_progress_thread_stop(void);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * Matching queues (see match.h).  Queues are doubly linked lists threaded
+ * through the requests and messages themselves, so posting and matching
+ * allocate nothing except an unexpected message's copy.
+ */
+#include "progress/match.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress/request.h"
+
+#define CDN_MATCH_CHUNK 1024
+#define CDN_MATCH_CHUNKS 1024
+
+static _Atomic(struct cdn_match_ctx *) *_Atomic ctx_chunks[CDN_MATCH_CHUNKS];
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct cdn_match_ctx *cdn_match_ctx_get(uint32_t id)
+{
+    uint32_t c = id / CDN_MATCH_CHUNK, i = id % CDN_MATCH_CHUNK;
+    if (c >= CDN_MATCH_CHUNKS)
+        return NULL;
+    _Atomic(struct cdn_match_ctx *) *chunk = atomic_load_explicit(&ctx_chunks[c], memory_order_acquire);
+    if (chunk != NULL) {
+        struct cdn_match_ctx *m = atomic_load_explicit(&chunk[i], memory_order_acquire);
+        if (m != NULL)
+            return m;
+    }
+    pthread_mutex_lock(&ctx_lock);
+    chunk = atomic_load_explicit(&ctx_chunks[c], memory_order_relaxed);
+    if (chunk == NULL) {
+        chunk = calloc(CDN_MATCH_CHUNK, sizeof *chunk);
+        if (chunk == NULL)
+            goto fail;
+        atomic_store_explicit(&ctx_chunks[c], chunk, memory_order_release);
+    }
+    struct cdn_match_ctx *m = atomic_load_explicit(&chunk[i], memory_order_relaxed);
+    if (m == NULL) {
+        m = calloc(1, sizeof *m);
+        if (m == NULL)
+            goto fail;
+        m->id = id;
+        pthread_mutex_init(&m->lock, NULL);
+        atomic_store_explicit(&chunk[i], m, memory_order_release);
+    }
+    pthread_mutex_unlock(&ctx_lock);
+    return m;
+fail:
+    pthread_mutex_unlock(&ctx_lock);
+    return NULL;
+}
+
+static inline bool matches(int want_src, int want_tag, const struct cdn_wire_hdr *h)
+{
+    return (want_src == MPI_ANY_SOURCE || want_src == h->src) &&
+           (want_tag == MPI_ANY_TAG || want_tag == h->tag);
+}
+
+static void unexp_remove(struct cdn_match_ctx *m, struct cdn_msg *msg)
+{
+    if (msg->prev)
+        msg->prev->next = msg->next;
+    else
+        m->unexp = msg->next;
+    if (msg->next)
+        msg->next->prev = msg->prev;
+    else
+        m->unexp_tail = msg->prev;
+    msg->next = msg->prev = NULL;
+}
+
+static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        m->posted = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        m->posted_tail = r->prev;
+    r->next = r->prev = NULL;
+}
+
+struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq)
+{
+    int src = rreq->u.p2p.rank, tag = rreq->u.p2p.tag;
+    pthread_mutex_lock(&m->lock);
+    for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
+        if (matches(src, tag, &msg->h)) {
+            unexp_remove(m, msg);
+            pthread_mutex_unlock(&m->lock);
+            return msg;
+        }
+    }
+    rreq->next = NULL;
+    rreq->prev = m->posted_tail;
+    if (m->posted_tail)
+        m->posted_tail->next = rreq;
+    else
+        m->posted = rreq;
+    m->posted_tail = rreq;
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
+{
+    size_t n = payload != NULL ? (size_t)tmpl->h.bytes : 0;
+    struct cdn_msg *msg = malloc(sizeof *msg);
+    if (msg == NULL)
+        return NULL;
+    *msg = *tmpl;
+    msg->next = msg->prev = NULL;
+    msg->data = NULL;
+    if (payload != NULL) {
+        msg->data = n <= sizeof msg->inline_data ? msg->inline_data : malloc(n);
+        if (msg->data == NULL) {
+            free(msg);
+            return NULL;
+        }
+        memcpy(msg->data, payload, n);
+    }
+    return msg;
+}
+
+struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_msg *tmpl,
+                                     const void *payload, bool *failed)
+{
+    *failed = false;
+    pthread_mutex_lock(&m->lock);
+    for (struct cdn_request *r = m->posted; r != NULL; r = r->next) {
+        if (matches(r->u.p2p.rank, r->u.p2p.tag, &tmpl->h)) {
+            posted_remove(m, r);
+            pthread_mutex_unlock(&m->lock);
+            return r;
+        }
+    }
+    struct cdn_msg *msg = msg_copy(tmpl, payload);
+    if (msg == NULL) {
+        *failed = true;
+    } else {
+        msg->prev = m->unexp_tail;
+        if (m->unexp_tail)
+            m->unexp_tail->next = msg;
+        else
+            m->unexp = msg;
+        m->unexp_tail = msg;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+bool cdn_match_unpost(struct cdn_match_ctx *m, struct cdn_request *rreq)
+{
+    bool found = false;
+    pthread_mutex_lock(&m->lock);
+    for (struct cdn_request *r = m->posted; r != NULL; r = r->next) {
+        if (r == rreq) {
+            posted_remove(m, r);
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    return found;
+}
+
+bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_request *sreq)
+{
+    struct cdn_msg *found = NULL;
+    pthread_mutex_lock(&m->lock);
+    for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
+        if (msg->tp == NULL && msg->sreq == sreq) {
+            unexp_remove(m, msg);
+            found = msg;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (found != NULL)
+        cdn_msg_free(found);
+    return found != NULL;
+}
+
+bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
+                     struct cdn_wire_hdr *h, struct cdn_msg **taken)
+{
+    bool found = false;
+    pthread_mutex_lock(&m->lock);
+    for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
+        if (matches(src, tag, &msg->h)) {
+            *h = msg->h;
+            if (take) {
+                unexp_remove(m, msg);
+                *taken = msg;
+            }
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    return found;
+}
+
+void cdn_msg_free(struct cdn_msg *msg)
+{
+    if (msg->data != NULL && msg->data != (void *)msg->inline_data)
+        free(msg->data);
+    free(msg);
+}
+
+int cdn_match_finalize(void)
+{
+    int left = 0;
+    pthread_mutex_lock(&ctx_lock);
+    for (int c = 0; c < CDN_MATCH_CHUNKS; c++) {
+        _Atomic(struct cdn_match_ctx *) *chunk = atomic_load(&ctx_chunks[c]);
+        if (chunk == NULL)
+            continue;
+        for (int i = 0; i < CDN_MATCH_CHUNK; i++) {
+            struct cdn_match_ctx *m = atomic_load(&chunk[i]);
+            if (m == NULL)
+                continue;
+            while (m->unexp != NULL) {
+                struct cdn_msg *msg = m->unexp;
+                unexp_remove(m, msg);
+                cdn_msg_free(msg);
+                left++;
+            }
+            pthread_mutex_destroy(&m->lock);
+            free(m);
+        }
+        free((void *)chunk);
+        atomic_store(&ctx_chunks[c], NULL);
+    }
+    pthread_mutex_unlock(&ctx_lock);
+    return left;
+}

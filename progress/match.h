@@ -1,0 +1,78 @@
+/*
+ * Message matching, one matching context per communicator context id.
+ *
+ * A context has the posted queue (receives waiting for a message, in the
+ * order they were posted) and the unexpected queue (messages that arrived
+ * before a matching receive, in arrival order).  A receive is matched
+ * against the unexpected queue first; an arriving message against the
+ * posted queue first; both searches and the append that follows a miss are
+ * one critical section, which is what gives MPI's non-overtaking order:
+ * transports deliver each sender's messages in the order they were sent,
+ * and a search always takes the oldest match.
+ *
+ * Contexts are created on first use from either side, so a message for a
+ * communicator this process has not created yet waits in its unexpected
+ * queue.
+ */
+#ifndef CDN_MATCH_H
+#define CDN_MATCH_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/transport.h"
+
+struct cdn_request;
+
+/* An unexpected message, or one taken by MPI_(I)mprobe. */
+struct cdn_msg {
+    struct cdn_msg *next, *prev;
+    struct cdn_wire_hdr h;
+    int peer;                   /* sender's world rank */
+    struct cdn_transport *tp;   /* NULL: sent by this process */
+    uint64_t raddr;             /* rendezvous: the data's address at the sender */
+    struct cdn_request *sreq;   /* self path rendezvous: the send request itself */
+    void *data;                 /* eager: the payload (h.bytes bytes) */
+    unsigned char inline_data[192];
+};
+
+struct cdn_match_ctx {
+    uint32_t id;
+    pthread_mutex_t lock;
+    struct cdn_request *posted, *posted_tail;
+    struct cdn_msg *unexp, *unexp_tail;
+};
+
+/* The matching context of a context id, created on first use (NULL: no memory). */
+struct cdn_match_ctx *cdn_match_ctx_get(uint32_t id);
+
+/* Post a receive (its u.p2p.rank/tag/ctx are set).  Returns the oldest
+ * matching unexpected message, removed from the queue, or NULL after
+ * appending rreq to the posted queue. */
+struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq);
+
+/* A message arrived.  Returns the oldest matching posted receive, removed
+ * from the queue, or NULL after queueing a copy of *msg (and of the eager
+ * payload) as unexpected.  *failed is set if that copy could not be made. */
+struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_msg *msg,
+                                     const void *payload, bool *failed);
+
+/* Take a posted receive back (MPI_Cancel); false if it was matched already. */
+bool cdn_match_unpost(struct cdn_match_ctx *m, struct cdn_request *rreq);
+
+/* Take a self-path send's message back out of the unexpected queue. */
+bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_request *sreq);
+
+/* Look for a message from src with tag (wildcards allowed).  Copies its
+ * header to *h and returns true if found; with take, also removes it and
+ * returns it in *taken (MPI_Mprobe). */
+bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
+                     struct cdn_wire_hdr *h, struct cdn_msg **taken);
+
+void cdn_msg_free(struct cdn_msg *msg);
+
+/* Drop every context (finalize); returns how many messages were left unreceived. */
+int cdn_match_finalize(void);
+
+#endif

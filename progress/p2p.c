@@ -1,0 +1,470 @@
+/*
+ * Send and receive requests and what happens when a message meets its
+ * receive (see p2p.h).
+ *
+ * The data path of a send: cdn_p2p_send -> send_start -> the self path
+ * (this process) or the peer's transport (tp->ops->send: eager or
+ * rendezvous) -> completion upcall -> cdn_request_event.  A receive:
+ * cdn_p2p_recv -> recv_start -> cdn_match_post; a message arriving from a
+ * transport goes cdn_p2p_arrived -> cdn_match_arrive; either way a match
+ * ends in deliver(), which copies eager data, copies from the sending
+ * request on the self path, or asks the transport to pull rendezvous data.
+ *
+ * A synchronous send waits for two events: its transport is done with the
+ * buffer, and the receiver matched (an ack, or implied by rendezvous FIN).
+ */
+#include "progress/p2p.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress/engine.h"
+#include "progress/match.h"
+#include "runtime/comm.h"
+#include "runtime/error.h"
+#include "runtime/runtime.h"
+#include "transport/transport.h"
+
+static int recv_start(struct cdn_request *r);
+static int send_cancel(struct cdn_request *r);
+static int recv_cancel(struct cdn_request *r);
+static void p2p_free(struct cdn_request *r);
+
+static const struct cdn_request_ops send_ops = {
+    .name = "send", .start = cdn_p2p_send_start, .cancel = send_cancel, .free = p2p_free,
+};
+static const struct cdn_request_ops recv_ops = {
+    .name = "recv", .start = recv_start, .cancel = recv_cancel, .free = p2p_free,
+};
+static const struct cdn_request_ops done_ops = {.name = "done"};
+
+static void p2p_free(struct cdn_request *r)
+{
+    struct cdn_p2p *p = &r->u.p2p;
+    if (p->dt != NULL) {
+        cdn_dt_segment_fini(&p->seg);
+        cdn_datatype_release(p->dt);
+    }
+    free(p->tmp);
+    if (p->msg != NULL)
+        cdn_msg_free(p->msg);
+}
+
+struct cdn_request *cdn_p2p_done_request(struct cdn_comm *comm, int source)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_DONE, &done_ops, comm);
+    if (r == NULL)
+        return NULL;
+    r->status.MPI_SOURCE = source;
+    if (source == MPI_PROC_NULL)
+        r->status.MPI_TAG = MPI_ANY_TAG;
+    return r;  /* cc == 0: complete */
+}
+
+/* Take every event a request still waits for: it completes now. */
+static void complete_all(struct cdn_request *r)
+{
+    int left = atomic_load(&r->cc) - 1;
+    for (int i = 0; i < left; i++)
+        cdn_request_event(r);
+}
+
+static void complete_cancelled(struct cdn_request *r)
+{
+    atomic_store(&r->cancelled, true);
+    cdn_status_set_cancelled(&r->status, 1);
+    complete_all(r);
+}
+
+/* ---- sending ---- */
+
+void cdn_p2p_wire_hdr(const struct cdn_request *sreq, struct cdn_wire_hdr *h)
+{
+    const struct cdn_p2p *p = &sreq->u.p2p;
+    h->ctx = p->ctx;
+    h->src = p->comm->rank;
+    h->tag = p->tag;
+    h->flags = p->mode == CDN_SEND_SYNC ? CDN_WIRE_SYNC : 0;
+    h->bytes = (uint64_t)p->bytes;
+    h->cookie = (uint64_t)(uintptr_t)sreq;
+}
+
+size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, size_t len)
+{
+    struct cdn_p2p *p = &sreq->u.p2p;
+    if (p->tmp != NULL) {
+        size_t n = offset >= (uint64_t)p->bytes ? 0 : (size_t)((uint64_t)p->bytes - offset);
+        n = n < len ? n : len;
+        memcpy(dst, (char *)p->tmp + offset, n);
+        return n;
+    }
+    return (size_t)cdn_dt_pack(&p->seg, (MPI_Count)offset, dst, (MPI_Count)len);
+}
+
+const void *cdn_p2p_send_contig(struct cdn_request *sreq)
+{
+    struct cdn_p2p *p = &sreq->u.p2p;
+    if (p->tmp != NULL)
+        return p->tmp;
+    if (p->bytes == 0 || cdn_datatype_is_contig(p->dt, p->count))
+        return (const char *)p->buf + cdn_datatype_true_lb(p->dt);
+    p->tmp = malloc((size_t)p->bytes);
+    if (p->tmp != NULL)
+        cdn_dt_pack(&p->seg, 0, p->tmp, p->bytes);
+    return p->tmp;
+}
+
+static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const void *payload);
+
+/* A message to this process: through the same matching as any other. */
+static int self_send(struct cdn_request *sreq)
+{
+    struct cdn_p2p *p = &sreq->u.p2p;
+    struct cdn_match_ctx *m = cdn_match_ctx_get(p->ctx);
+    if (m == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory for matching context %u", p->ctx);
+    struct cdn_msg msg = {.peer = cdn_rt.world_rank};
+    cdn_p2p_wire_hdr(sreq, &msg.h);
+    bool eager = p->mode != CDN_SEND_SYNC && p->bytes <= CDN_SELF_EAGER_LIMIT;
+    const void *payload = NULL;
+    if (eager) {
+        payload = cdn_p2p_send_contig(sreq);
+        if (payload == NULL && p->bytes > 0)
+            return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %lld bytes",
+                           (long long)p->bytes);
+        if (payload == NULL)
+            payload = "";
+    } else {
+        msg.h.flags |= CDN_WIRE_RNDV;
+        msg.sreq = sreq;
+    }
+    bool failed;
+    struct cdn_request *rreq = cdn_match_arrive(m, &msg, payload, &failed);
+    if (failed)
+        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory queueing a message of %lld bytes",
+                       (long long)p->bytes);
+    if (rreq != NULL)
+        deliver(rreq, &msg, payload);  /* completes sreq too when it is the source */
+    if (eager)
+        cdn_request_event(sreq);
+    return MPI_SUCCESS;
+}
+
+int cdn_p2p_send_start(struct cdn_request *r)
+{
+    struct cdn_p2p *p = &r->u.p2p;
+    cdn_status_empty(&r->status);
+    cdn_request_arm(r, p->mode == CDN_SEND_SYNC ? 2 : 1);
+    if (p->rank == MPI_PROC_NULL) {
+        r->status.MPI_SOURCE = MPI_PROC_NULL;
+        complete_all(r);
+        return MPI_SUCCESS;
+    }
+    if (p->mode == CDN_SEND_BUFFERED)
+        return cdn_bsend_start(r);
+    int rc;
+    p->peer = cdn_comm_world_rank(p->comm, p->rank);
+    if (p->peer == cdn_rt.world_rank) {
+        p->tp = NULL;
+        rc = self_send(r);
+    } else {
+        p->tp = cdn_progress_transport_for(p->peer);
+        if (p->tp == NULL)
+            rc = cdn_err(MPI_ERR_OTHER, "send: no transport reaches world rank %d", p->peer);
+        else
+            rc = p->tp->ops->send(p->tp, r);
+    }
+    if (rc != MPI_SUCCESS) {
+        r->status.MPI_ERROR = rc;
+        complete_all(r);
+    }
+    return MPI_SUCCESS;  /* errors are reported by the completion call */
+}
+
+void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err)
+{
+    if (err != MPI_SUCCESS)
+        sreq->status.MPI_ERROR = err;
+    bool sync = sreq->u.p2p.mode == CDN_SEND_SYNC;
+    cdn_request_event(sreq);
+    if (matched && sync)
+        cdn_request_event(sreq);
+}
+
+void cdn_p2p_acked(uint64_t cookie)
+{
+    cdn_request_event((struct cdn_request *)(uintptr_t)cookie);
+}
+
+static int send_cancel(struct cdn_request *r)
+{
+    struct cdn_p2p *p = &r->u.p2p;
+    if (cdn_request_done(r) || p->tp != NULL)
+        return MPI_SUCCESS;  /* sent or on the wire: the cancel fails, as MPI allows */
+    struct cdn_match_ctx *m = cdn_match_ctx_get(p->ctx);
+    if (m != NULL && cdn_match_unsend(m, r))
+        complete_cancelled(r);
+    return MPI_SUCCESS;
+}
+
+static int p2p_init(struct cdn_request *r, const void *buf, MPI_Count count,
+                    struct cdn_datatype *dt, int rank, int tag, struct cdn_comm *comm)
+{
+    struct cdn_p2p *p = &r->u.p2p;
+    p->buf = (void *)buf;
+    p->count = count;
+    p->dt = dt;
+    cdn_datatype_retain(dt);
+    cdn_dt_segment_init(&p->seg, buf, count, dt);
+    p->bytes = cdn_datatype_size(dt) * count;
+    p->rank = rank;
+    p->tag = tag;
+    p->comm = comm;
+    p->ctx = comm->context_id;
+    return MPI_SUCCESS;
+}
+
+int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
+                 struct cdn_comm *comm, int mode, bool persistent, struct cdn_request **out)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_SEND, &send_ops, comm);
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory for a request");
+    p2p_init(r, buf, count, dt, dest, tag, comm);
+    r->u.p2p.mode = mode;
+    r->persistent = persistent;
+    *out = r;
+    return persistent ? MPI_SUCCESS : cdn_p2p_send_start(r);
+}
+
+/* ---- receiving ---- */
+
+static int recv_start(struct cdn_request *r)
+{
+    struct cdn_p2p *p = &r->u.p2p;
+    cdn_status_empty(&r->status);
+    cdn_request_arm(r, 1);
+    if (p->rank == MPI_PROC_NULL) {
+        r->status.MPI_SOURCE = MPI_PROC_NULL;
+        cdn_request_event(r);
+        return MPI_SUCCESS;
+    }
+    struct cdn_match_ctx *m = cdn_match_ctx_get(p->ctx);
+    if (m == NULL) {
+        cdn_request_complete(r, cdn_err(MPI_ERR_NO_MEM, "receive: out of memory for matching "
+                                        "context %u", p->ctx));
+        return MPI_SUCCESS;
+    }
+    struct cdn_msg *msg = cdn_match_post(m, r);
+    if (msg != NULL) {
+        deliver(r, msg, msg->data);
+        cdn_msg_free(msg);
+    }
+    return MPI_SUCCESS;
+}
+
+static int recv_cancel(struct cdn_request *r)
+{
+    struct cdn_p2p *p = &r->u.p2p;
+    if (cdn_request_done(r) || p->rank == MPI_PROC_NULL || p->msg != NULL)
+        return MPI_SUCCESS;
+    struct cdn_match_ctx *m = cdn_match_ctx_get(p->ctx);
+    if (m != NULL && cdn_match_unpost(m, r))
+        complete_cancelled(r);
+    return MPI_SUCCESS;
+}
+
+int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
+                 struct cdn_comm *comm, bool persistent, struct cdn_request **out)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, comm);
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "receive: out of memory for a request");
+    p2p_init(r, buf, count, dt, source, tag, comm);
+    r->persistent = persistent;
+    *out = r;
+    return persistent ? MPI_SUCCESS : recv_start(r);
+}
+
+void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)
+{
+    struct cdn_p2p *p = &rreq->u.p2p;
+    if (offset >= (uint64_t)p->bytes)
+        return;
+    if (len > (uint64_t)p->bytes - offset)
+        len = (size_t)((uint64_t)p->bytes - offset);
+    cdn_dt_unpack(&p->seg, (MPI_Count)offset, data, (MPI_Count)len);
+}
+
+void cdn_p2p_recv_done(struct cdn_request *rreq, int err)
+{
+    cdn_request_complete(rreq, err);
+}
+
+void cdn_p2p_rndv_info(struct cdn_request *rreq, struct cdn_rndv *out)
+{
+    struct cdn_p2p *p = &rreq->u.p2p;
+    out->peer = p->peer;
+    out->cookie = p->cookie;
+    out->raddr = p->raddr;
+    out->len = (uint64_t)(p->rbytes < p->bytes ? p->rbytes : p->bytes);
+    out->dst = NULL;
+    if (p->bytes == 0 || cdn_datatype_is_contig(p->dt, p->count))
+        out->dst = (char *)p->buf + cdn_datatype_true_lb(p->dt);
+}
+
+/* Copy len bytes of a local send into a receive, through the datatypes. */
+static void copy_local(struct cdn_request *sreq, struct cdn_request *rreq, MPI_Count len)
+{
+    struct cdn_p2p *s = &sreq->u.p2p, *d = &rreq->u.p2p;
+    if (len == 0)
+        return;
+    if (d->bytes == 0 || cdn_datatype_is_contig(d->dt, d->count)) {
+        cdn_p2p_send_pack(sreq, 0, (char *)d->buf + cdn_datatype_true_lb(d->dt), (size_t)len);
+        return;
+    }
+    if (s->tmp == NULL && cdn_datatype_is_contig(s->dt, s->count)) {
+        cdn_dt_unpack(&d->seg, 0, (const char *)s->buf + cdn_datatype_true_lb(s->dt), len);
+        return;
+    }
+    char chunk[16384];
+    for (MPI_Count off = 0; off < len;) {
+        size_t n = cdn_p2p_send_pack(sreq, (uint64_t)off,
+                                     chunk, (size_t)(len - off < (MPI_Count)sizeof chunk
+                                                     ? len - off : (MPI_Count)sizeof chunk));
+        cdn_dt_unpack(&d->seg, off, chunk, (MPI_Count)n);
+        off += (MPI_Count)n;
+    }
+}
+
+/* A message met its receive: move the data (or start moving it). */
+static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const void *payload)
+{
+    struct cdn_p2p *p = &rreq->u.p2p;
+    MPI_Count bytes = (MPI_Count)msg->h.bytes;
+    MPI_Count n = bytes < p->bytes ? bytes : p->bytes;
+    rreq->status.MPI_SOURCE = msg->h.src;
+    rreq->status.MPI_TAG = msg->h.tag;
+    cdn_status_set_bytes(&rreq->status, n);
+    int err = MPI_SUCCESS;
+    if (bytes > p->bytes)
+        err = cdn_err(MPI_ERR_TRUNCATE, "receive: message of %lld bytes from rank %d (tag %d) is "
+                      "longer than the receive buffer of %lld bytes; the first %lld were delivered",
+                      (long long)bytes, msg->h.src, msg->h.tag, (long long)p->bytes, (long long)n);
+    p->peer = msg->peer;
+    if (msg->sreq != NULL) {  /* self path rendezvous: copy from the send itself */
+        copy_local(msg->sreq, rreq, n);
+        cdn_p2p_send_done(msg->sreq, true, MPI_SUCCESS);
+        cdn_request_complete(rreq, err);
+        return;
+    }
+    if (msg->h.flags & CDN_WIRE_RNDV) {
+        p->tp = msg->tp;
+        p->cookie = msg->h.cookie;
+        p->raddr = msg->raddr;
+        p->rbytes = bytes;
+        rreq->status.MPI_ERROR = err;
+        int rc = msg->tp->ops->pull(msg->tp, rreq);
+        if (rc != MPI_SUCCESS)
+            cdn_request_complete(rreq, rc);
+        return;
+    }
+    if (n > 0)
+        cdn_p2p_recv_data(rreq, 0, payload, (size_t)n);
+    if (msg->h.flags & CDN_WIRE_SYNC) {
+        if (msg->tp != NULL)
+            msg->tp->ops->ack(msg->tp, msg->peer, msg->h.cookie);
+        else
+            cdn_p2p_acked(msg->h.cookie);
+    }
+    cdn_request_complete(rreq, err);
+}
+
+void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
+                     const void *payload, uint64_t raddr)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(h->ctx);
+    struct cdn_msg msg = {.h = *h, .peer = peer, .tp = tp, .raddr = raddr};
+    if (m == NULL)
+        cdn_rt_abort(1, "cadence: out of memory for matching context %u", h->ctx);
+    bool failed;
+    struct cdn_request *rreq =
+        cdn_match_arrive(m, &msg, (h->flags & CDN_WIRE_RNDV) ? NULL : payload, &failed);
+    if (failed)
+        cdn_rt_abort(1, "cadence: out of memory queueing an unexpected message of %llu bytes",
+                     (unsigned long long)h->bytes);
+    if (rreq != NULL)
+        deliver(rreq, &msg, payload);
+}
+
+/* ---- probe and matched messages ---- */
+
+static void msg_free(struct cdn_request *r)
+{
+    if (r->u.p2p.msg != NULL)
+        cdn_msg_free(r->u.p2p.msg);
+}
+static const struct cdn_request_ops message_ops = {.name = "message", .free = msg_free};
+
+int cdn_p2p_iprobe(struct cdn_comm *comm, int source, int tag, bool take, int *flag,
+                   MPI_Status *status, struct cdn_request **msgreq)
+{
+    *flag = 0;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE) {
+            cdn_status_empty(status);
+            status->MPI_SOURCE = MPI_PROC_NULL;
+        }
+        if (take)
+            *msgreq = NULL;  /* MPI_MESSAGE_NO_PROC */
+        return MPI_SUCCESS;
+    }
+    cdn_progress_poll();
+    struct cdn_match_ctx *m = cdn_match_ctx_get(comm->context_id);
+    if (m == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "probe: out of memory for a matching context");
+    struct cdn_request *r = NULL;
+    if (take) {
+        r = cdn_request_alloc(CDN_REQ_MESSAGE, &message_ops, comm);
+        if (r == NULL)
+            return cdn_err(MPI_ERR_NO_MEM, "probe: out of memory for a message");
+    }
+    struct cdn_wire_hdr h;
+    struct cdn_msg *msg = NULL;
+    if (!cdn_match_probe(m, source, tag, take, &h, &msg)) {
+        if (r != NULL)
+            cdn_request_release(r);
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    if (status != MPI_STATUS_IGNORE) {
+        cdn_status_empty(status);
+        status->MPI_SOURCE = h.src;
+        status->MPI_TAG = h.tag;
+        cdn_status_set_bytes(status, (MPI_Count)h.bytes);
+    }
+    if (take) {
+        r->u.p2p.msg = msg;
+        *msgreq = r;
+    }
+    return MPI_SUCCESS;
+}
+
+int cdn_p2p_mrecv(void *buf, MPI_Count count, struct cdn_datatype *dt, struct cdn_request *msgreq,
+                  struct cdn_request **out)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, msgreq->comm);
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Mrecv: out of memory for a request");
+    p2p_init(r, buf, count, dt, msgreq->u.p2p.msg->h.src, msgreq->u.p2p.msg->h.tag, msgreq->comm);
+    struct cdn_msg *msg = msgreq->u.p2p.msg;
+    msgreq->u.p2p.msg = NULL;
+    cdn_request_unpublish(msgreq);
+    cdn_status_empty(&r->status);
+    cdn_request_arm(r, 1);
+    r->u.p2p.msg = msg;  /* freed with the request: deliver may still read it */
+    deliver(r, msg, msg->data);
+    *out = r;
+    return MPI_SUCCESS;
+}

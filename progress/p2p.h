@@ -1,0 +1,58 @@
+/*
+ * Point-to-point requests: send and receive kinds (and their persistent
+ * forms), the composite sendrecv, probe and matched messages, and the self
+ * path.  The api/ bindings check arguments and call these; transports call
+ * the upcalls declared in transport/transport.h.
+ */
+#ifndef CDN_P2P_H
+#define CDN_P2P_H
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "progress/request.h"
+
+/* The largest tag (MPI_TAG_UB): tags travel as 32-bit fields. */
+#define CDN_TAG_UB INT_MAX
+/* Self path: standard sends up to this size are copied at once. */
+#define CDN_SELF_EAGER_LIMIT (64 * 1024)
+
+struct cdn_comm;
+struct cdn_msg;
+
+/* Make a send request (mode: enum cdn_send_mode); started unless persistent. */
+int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
+                 struct cdn_comm *comm, int mode, bool persistent, struct cdn_request **out);
+/* Start (an instance of) a send request made by cdn_p2p_send. */
+int cdn_p2p_send_start(struct cdn_request *r);
+/* Make a receive request; started unless persistent. */
+int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
+                 struct cdn_comm *comm, bool persistent, struct cdn_request **out);
+/* MPI_Isendrecv and, with replace, MPI_Isendrecv_replace (the receive
+ * lands in a staging buffer copied over sendbuf at completion; recvbuf,
+ * recvcount and recvtype are then ignored). */
+int cdn_p2p_sendrecv(const void *sendbuf, MPI_Count sendcount, struct cdn_datatype *sendtype,
+                     int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
+                     struct cdn_datatype *recvtype, int source, int recvtag,
+                     struct cdn_comm *comm, bool replace, struct cdn_request **out);
+/* One probe attempt (after polling): *flag, and the status of the message
+ * found.  With take, the message is removed and returned as a message
+ * request in *msg (MPI_Improbe). */
+int cdn_p2p_iprobe(struct cdn_comm *comm, int source, int tag, bool take, int *flag,
+                   MPI_Status *status, struct cdn_request **msg);
+/* Receive a message taken by mprobe (msgreq is consumed). */
+int cdn_p2p_mrecv(void *buf, MPI_Count count, struct cdn_datatype *dt, struct cdn_request *msgreq,
+                  struct cdn_request **out);
+/* A request born complete (MPI_PROC_NULL, MPI_MESSAGE_NO_PROC). */
+struct cdn_request *cdn_p2p_done_request(struct cdn_comm *comm, int source);
+
+/* Buffered sends (progress/bsend.c). */
+int cdn_bsend_attach(void *buf, MPI_Count size, const char *caller);
+int cdn_bsend_detach(void *buf_addr, MPI_Count *size, const char *caller);
+/* Copy a buffered send's message into the attached buffer and send it from
+ * there; the user's request completes at once. */
+int cdn_bsend_start(struct cdn_request *r);
+void cdn_bsend_finalize(void);
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * The request pool, request handles and completion (see request.h).
+ *
+ * Requests are carved from chunks of CDN_REQ_CHUNK objects; each object gets
+ * a handle in the request handle table once, when its chunk is made, and
+ * keeps it.  Freed objects go on a free list under a mutex; nothing on the
+ * send/receive path calls malloc once the pool is warm.
+ */
+#include "progress/request.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress/engine.h"
+#include "runtime/handle.h"
+#include "runtime/runtime.h"
+
+#define CDN_REQ_CHUNK 64
+
+struct req_chunk {
+    struct req_chunk *next;
+    struct cdn_request reqs[CDN_REQ_CHUNK];
+};
+
+static struct {
+    pthread_mutex_t lock;
+    struct cdn_request *free;
+    struct req_chunk *chunks;
+    int nfree, ntotal;
+    struct cdn_handle_table table;
+} pool = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .table = CDN_HANDLE_TABLE_INIT(CDN_OBJ_REQUEST),
+};
+
+/* Called with pool.lock held. */
+static int pool_grow(void)
+{
+    struct req_chunk *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return -1;
+    int made = 0;
+    for (int i = 0; i < CDN_REQ_CHUNK; i++) {
+        struct cdn_request *r = &c->reqs[i];
+        r->handle = cdn_handle_alloc(&pool.table, r);
+        if (r->handle == 0)
+            break;  /* out of handles: keep the part of the chunk that has them */
+        r->pool_next = pool.free;
+        pool.free = r;
+        made++;
+    }
+    c->next = pool.chunks;  /* kept even if empty: handles may point into it */
+    pool.chunks = c;
+    pool.nfree += made;
+    pool.ntotal += made;
+    return made > 0 ? 0 : -1;
+}
+
+struct cdn_request *cdn_request_alloc(int kind, const struct cdn_request_ops *ops,
+                                      struct cdn_comm *comm)
+{
+    pthread_mutex_lock(&pool.lock);
+    if (pool.free == NULL && pool_grow() != 0) {
+        pthread_mutex_unlock(&pool.lock);
+        return NULL;
+    }
+    struct cdn_request *r = pool.free;
+    pool.free = r->pool_next;
+    pool.nfree--;
+    pthread_mutex_unlock(&pool.lock);
+
+    MPI_Request handle = r->handle;
+    memset((char *)r, 0, offsetof(struct cdn_request, u));
+    memset(&r->u, 0, sizeof r->u);
+    r->handle = handle;
+    atomic_init(&r->refs, 1);
+    atomic_init(&r->cc, 0);
+    r->kind = kind;
+    r->ops = ops;
+    r->comm = comm;
+    cdn_status_empty(&r->status);
+    return r;
+}
+
+void cdn_request_retain(struct cdn_request *r)
+{
+    atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+}
+
+void cdn_request_release(struct cdn_request *r)
+{
+    if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (r->ops != NULL && r->ops->free != NULL)
+        r->ops->free(r);
+    pthread_mutex_lock(&pool.lock);
+    r->pool_next = pool.free;
+    pool.free = r;
+    pool.nfree++;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+struct cdn_request *cdn_request_get(MPI_Request handle)
+{
+    struct cdn_request *r = cdn_handle_get(&pool.table, handle);
+    if (r == NULL || !atomic_load_explicit(&r->live, memory_order_acquire))
+        return NULL;
+    return r;
+}
+
+MPI_Request cdn_request_publish(struct cdn_request *r)
+{
+    atomic_store_explicit(&r->live, true, memory_order_release);
+    return r->handle;
+}
+
+void cdn_request_unpublish(struct cdn_request *r)
+{
+    atomic_store_explicit(&r->live, false, memory_order_release);
+    cdn_request_release(r);
+}
+
+int cdn_request_pool_finalize(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    int leaked = pool.ntotal - pool.nfree;
+    /* Objects still referenced (a request the user never completed) keep
+     * their memory: the chunks are only freed when every request is back. */
+    if (leaked == 0) {
+        while (pool.chunks != NULL) {
+            struct req_chunk *c = pool.chunks;
+            pool.chunks = c->next;
+            free(c);
+        }
+        pool.free = NULL;
+        pool.nfree = pool.ntotal = 0;
+        cdn_handle_table_destroy(&pool.table);
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return leaked;
+}
+
+void cdn_request_event(struct cdn_request *r)
+{
+    int prev = atomic_fetch_sub_explicit(&r->cc, 1, memory_order_acq_rel);
+    if (prev != 2)
+        return;
+    /* The last event: the hook runs before anyone can see cc == 0. */
+    if (r->ops != NULL && r->ops->complete != NULL)
+        r->ops->complete(r);
+    struct cdn_request *parent = r->parent;
+    atomic_store_explicit(&r->cc, 0, memory_order_release);
+    if (parent != NULL)
+        cdn_request_event(parent);
+    cdn_progress_signal();
+    cdn_request_release(r);  /* the engine's reference, taken by cdn_request_arm */
+}
+
+void cdn_request_wait(struct cdn_request *r)
+{
+    int idle = 0;
+    while (!cdn_request_done(r)) {
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
+        if (cdn_request_done(r))
+            break;
+        if (r->ops->progress != NULL && r->ops->progress(r) > 0) {
+            idle = 0;
+            continue;
+        }
+        if (cdn_progress_poll() > 0) {
+            idle = 0;
+            continue;
+        }
+        if (++idle < cdn_engine.spin_polls) {
+            CDN_CPU_RELAX();
+            continue;
+        }
+        cdn_progress_block(gen);
+        idle = 0;
+    }
+}

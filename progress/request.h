@@ -1,0 +1,203 @@
+/*
+ * Requests: the one object every nonblocking operation of Cadence is.
+ *
+ * A request has a kind and an ops table (start, progress, cancel, complete
+ * hook, free), so point-to-point, persistent, composite (sendrecv), matched
+ * message, generalized, schedule and partitioned requests are all the same
+ * struct to wait/test and to the engine (DESIGN.md, "Requests").
+ *
+ * Completion is one atomic counter, cc.  A request waiting for n events is
+ * armed with cc = n + 1: each event takes one off, and the thread that takes
+ * the last event off (cc 2 -> 1) runs the completion hook, notifies the
+ * parent, then stores cc = 0, which is what waiters look at.  So a hook runs
+ * exactly once, before anyone can see the request complete.
+ *
+ * Lifetime is a reference count: the user's handle is one reference, the
+ * engine holds one while the request is active.  Request objects come from a
+ * pool in chunks and keep their handle for life, so the hot path neither
+ * mallocs nor touches the handle table's lock; a handle is valid while its
+ * object is `live` (given to the user and not yet freed).
+ */
+#ifndef CDN_REQUEST_H
+#define CDN_REQUEST_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/datatype.h"
+
+struct cdn_request;
+struct cdn_comm;
+struct cdn_msg;
+struct cdn_transport;
+
+enum cdn_req_kind {
+    CDN_REQ_DONE = 1,   /* born complete: MPI_PROC_NULL, bsend user side */
+    CDN_REQ_SEND,
+    CDN_REQ_RECV,
+    CDN_REQ_PAIR,       /* parent of a send and a receive: MPI_Isendrecv(_replace) */
+    CDN_REQ_MESSAGE,    /* a message taken by MPI_(I)mprobe, waiting for MPI_(I)mrecv */
+    CDN_REQ_GREQ,       /* generalized (later) */
+    CDN_REQ_SCHED,      /* schedule instance (later) */
+    CDN_REQ_PART,       /* partitioned (later) */
+};
+
+enum cdn_send_mode {
+    CDN_SEND_STANDARD = 0,
+    CDN_SEND_SYNC,
+    CDN_SEND_READY,
+    CDN_SEND_BUFFERED,
+};
+
+struct cdn_request_ops {
+    const char *name;
+    /* Persistent requests: begin one instance (MPI_Start). */
+    int (*start)(struct cdn_request *r);
+    /* Poll the request's own source of events; NULL when transports drive it. */
+    int (*progress)(struct cdn_request *r);
+    /* Try to cancel; completes the request as cancelled on success. */
+    int (*cancel)(struct cdn_request *r);
+    /* Runs once, as the last event arrives and before waiters see completion. */
+    void (*complete)(struct cdn_request *r);
+    /* Release kind resources when the last reference goes. */
+    void (*free)(struct cdn_request *r);
+};
+
+/* Point-to-point state (send, receive, persistent forms of both). */
+struct cdn_p2p {
+    void *buf;
+    MPI_Count count;
+    struct cdn_datatype *dt;
+    struct cdn_dt_segment seg;
+    MPI_Count bytes;          /* send: message size; receive: buffer capacity */
+    int rank, tag;            /* peer and tag in the communicator (receive: may be wildcards) */
+    uint32_t ctx;             /* context id of the communicator */
+    int mode;                 /* enum cdn_send_mode */
+    int peer;                 /* world rank of the peer (sends, matched receives) */
+    struct cdn_comm *comm;
+    struct cdn_transport *tp; /* the transport moving the data, NULL on the self path */
+    void *tmp;                /* staging: packed non-contiguous data */
+    void *bsend_region;       /* buffered send: its region of the attached buffer */
+    struct cdn_msg *msg;      /* MPI_(I)mrecv: the message taken by mprobe */
+    uint64_t cookie;          /* the peer's request, echoed in control messages */
+    uint64_t raddr;           /* rendezvous: the sender's buffer address */
+    MPI_Count rbytes;         /* rendezvous: the sender's message size */
+    MPI_Count moved;          /* rendezvous: bytes moved so far */
+    atomic_int cancel_state;  /* send cancel handshake (enum in p2p.c) */
+};
+
+/* Composite: a send and a receive completed together. */
+struct cdn_pair {
+    struct cdn_request *send, *recv;
+    void *replace_buf;        /* _replace: the user buffer the receive is copied to */
+    MPI_Count replace_count;
+    struct cdn_datatype *replace_dt;
+};
+
+struct cdn_request {
+    atomic_int cc;                     /* 0: complete (see above) */
+    atomic_int refs;
+    const struct cdn_request_ops *ops;
+    int kind;                          /* enum cdn_req_kind */
+    bool persistent;
+    bool active;                       /* persistent: started and not yet waited for */
+    atomic_bool live;                  /* the user holds the handle */
+    atomic_bool cancelled;
+    MPI_Request handle;
+    struct cdn_request *parent;        /* notified (one event) at completion */
+    struct cdn_comm *comm;             /* its error handler sees the request's errors */
+    MPI_Status status;                 /* MPI_ERROR holds the request's error code */
+    struct cdn_request *next, *prev;   /* engine queues (posted receives, pending sends) */
+    struct cdn_request *pool_next;
+    union {
+        struct cdn_p2p p2p;
+        struct cdn_pair pair;
+        unsigned char room[256];       /* later kinds keep their state here */
+    } u;
+};
+
+/* ---- status helpers (MPICH layout: count in bytes over two ints) ---- */
+#define CDN_STATUS_CANCELLED_BIT 0x1
+static inline void cdn_status_set_bytes(MPI_Status *s, MPI_Count bytes)
+{
+    s->count_lo = (int)(uint32_t)((uint64_t)bytes & 0xffffffffu);
+    s->count_hi_and_cancelled = (int)(((uint64_t)bytes >> 32) << 1) |
+                                (s->count_hi_and_cancelled & CDN_STATUS_CANCELLED_BIT);
+}
+static inline MPI_Count cdn_status_bytes(const MPI_Status *s)
+{
+    return (MPI_Count)((uint64_t)(uint32_t)s->count_lo |
+                       (((uint64_t)(uint32_t)s->count_hi_and_cancelled >> 1) << 32));
+}
+static inline void cdn_status_set_cancelled(MPI_Status *s, int flag)
+{
+    if (flag)
+        s->count_hi_and_cancelled |= CDN_STATUS_CANCELLED_BIT;
+    else
+        s->count_hi_and_cancelled &= ~CDN_STATUS_CANCELLED_BIT;
+}
+/* The status of a null or inactive request (MPI-4.1 3.7.3). */
+static inline void cdn_status_empty(MPI_Status *s)
+{
+    s->count_lo = 0;
+    s->count_hi_and_cancelled = 0;
+    s->MPI_SOURCE = MPI_ANY_SOURCE;
+    s->MPI_TAG = MPI_ANY_TAG;
+    s->MPI_ERROR = MPI_SUCCESS;
+}
+/* Copy what a completion call reports; MPI_ERROR only for _all/_some forms. */
+static inline void cdn_status_copy(MPI_Status *to, const MPI_Status *from, bool with_error)
+{
+    if (to == MPI_STATUS_IGNORE)
+        return;
+    int err = to->MPI_ERROR;
+    *to = *from;
+    if (!with_error)
+        to->MPI_ERROR = err;
+}
+
+/* ---- life cycle ---- */
+
+/* A request from the pool with one reference (the caller's), cc = 0. */
+struct cdn_request *cdn_request_alloc(int kind, const struct cdn_request_ops *ops,
+                                      struct cdn_comm *comm);
+void cdn_request_retain(struct cdn_request *r);
+void cdn_request_release(struct cdn_request *r);
+/* The request behind a user handle, or NULL (invalid, freed, or MPI_REQUEST_NULL). */
+struct cdn_request *cdn_request_get(MPI_Request handle);
+/* Hand the request to the user: it becomes live under its handle. */
+MPI_Request cdn_request_publish(struct cdn_request *r);
+/* The user lets go of the handle (MPI_Request_free, or completion by wait/test). */
+void cdn_request_unpublish(struct cdn_request *r);
+/* Free the pool at finalize; returns how many requests were still referenced. */
+int cdn_request_pool_finalize(void);
+
+/* ---- completion ---- */
+
+/* Arm for nevents events; the engine takes a reference until completion. */
+static inline void cdn_request_arm(struct cdn_request *r, int nevents)
+{
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    atomic_store_explicit(&r->cancelled, false, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+    atomic_store_explicit(&r->cc, nevents + 1, memory_order_release);
+}
+/* One event happened; the last one completes the request. */
+void cdn_request_event(struct cdn_request *r);
+/* Complete a request armed for one event, with an error code (or MPI_SUCCESS). */
+static inline void cdn_request_complete(struct cdn_request *r, int err)
+{
+    if (err != MPI_SUCCESS)
+        r->status.MPI_ERROR = err;
+    cdn_request_event(r);
+}
+static inline bool cdn_request_done(const struct cdn_request *r)
+{
+    return atomic_load_explicit(&r->cc, memory_order_acquire) == 0;
+}
+/* Drive progress until r completes (spin, then block). */
+void cdn_request_wait(struct cdn_request *r);
+
+#endif

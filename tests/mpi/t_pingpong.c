@@ -1,0 +1,208 @@
+/*
+ * Point-to-point between processes (run through mpirun on 2..4 ranks):
+ * ping-pong of every size across the eager/rendezvous boundary with data
+ * checked both ways, Ssend, Bsend, persistent requests, MPI_ANY_SOURCE from
+ * every other rank, per-sender ordering, probe, truncation of a rendezvous
+ * message, cancel of an unmatched receive, and derived datatypes.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_mpi.h"
+
+static int rank, size;
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static int same(const unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != (unsigned char)(seed * 131 + i * 7 + (i >> 8)))
+            return 0;
+    return 1;
+}
+
+static void pingpong(void)
+{
+    static const size_t sizes[] = {0, 1, 8, 100, 4096, 8191, 8192, 8193, 16384, 65536,
+                                   1 << 20, 5 << 20};
+    unsigned char *s = malloc(5 << 20), *r = malloc(5 << 20);
+    int bad = 0;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        for (int peer = 1; peer < size; peer++) {
+            if (rank == 0) {
+                fill(s, n, (unsigned)(k + peer));
+                MPI_Send(s, (int)n, MPI_BYTE, peer, (int)k, MPI_COMM_WORLD);
+                memset(r, 0, n);
+                MPI_Status st;
+                MPI_Recv(r, (int)n, MPI_BYTE, peer, (int)k, MPI_COMM_WORLD, &st);
+                int c;
+                MPI_Get_count(&st, MPI_BYTE, &c);
+                bad += !same(r, n, (unsigned)(k + peer + 1)) || c != (int)n || st.MPI_SOURCE != peer;
+            } else if (rank == peer) {
+                memset(r, 0, n);
+                MPI_Recv(r, (int)n, MPI_BYTE, 0, (int)k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                bad += !same(r, n, (unsigned)(k + peer));
+                fill(s, n, (unsigned)(k + peer + 1));
+                MPI_Send(s, (int)n, MPI_BYTE, 0, (int)k, MPI_COMM_WORLD);
+            }
+        }
+    }
+    CHECK(bad == 0, "rank %d: ping-pong of 12 sizes (0 B .. 5 MiB): %d bad", rank, bad);
+    free(s);
+    free(r);
+}
+
+static void any_source_and_order(void)
+{
+    enum { PER = 300 };
+    if (rank == 0) {
+        int last[8], bad = 0;
+        for (int i = 0; i < 8; i++)
+            last[i] = -1;
+        for (int i = 0; i < PER * (size - 1); i++) {
+            int v[2];
+            MPI_Status st;
+            MPI_Recv(v, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            if (v[0] != st.MPI_SOURCE || v[1] != last[v[0]] + 1 || st.MPI_TAG != v[1] % 5) {
+                bad++;
+                fprintf(stderr, "bad: i=%d v={%d,%d} src %d tag %d last %d\n", i, v[0], v[1], st.MPI_SOURCE, st.MPI_TAG, v[0] >= 0 && v[0] < 8 ? last[v[0]] : -9);
+            }
+            last[v[0]] = v[1];
+        }
+        CHECK(bad == 0, "ANY_SOURCE/ANY_TAG: %d messages from %d senders, each sender in order "
+              "(%d bad)", PER * (size - 1), size - 1, bad);
+        for (int p = 1; p < size; p++)  /* nobody sends more before rank 0 is done */
+            MPI_Send(&bad, 1, MPI_INT, p, 98, MPI_COMM_WORLD);
+    } else {
+        for (int i = 0; i < PER; i++) {
+            int v[2] = {rank, i};
+            if (i % 3 == 0)
+                MPI_Ssend(v, 2, MPI_INT, 0, i % 5, MPI_COMM_WORLD);
+            else
+                MPI_Send(v, 2, MPI_INT, 0, i % 5, MPI_COMM_WORLD);
+        }
+        int go;
+        MPI_Recv(&go, 1, MPI_INT, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+static void modes_and_persistent(void)
+{
+    int peer = rank == 0 ? 1 : 0;
+    if (rank > 1)
+        return;
+    char bbuf[4096];
+    MPI_Buffer_attach(bbuf, sizeof bbuf);
+    int x = rank * 100, y = -1;
+    MPI_Request rq[2];
+    MPI_Send_init(&x, 1, MPI_INT, peer, 9, MPI_COMM_WORLD, &rq[0]);
+    MPI_Recv_init(&y, 1, MPI_INT, peer, 9, MPI_COMM_WORLD, &rq[1]);
+    int bad = 0;
+    for (int i = 0; i < 100; i++) {
+        x = rank * 100 + i;
+        MPI_Startall(2, rq);
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        bad += y != peer * 100 + i;
+    }
+    CHECK(bad == 0, "rank %d: 100 rounds of persistent send/recv", rank);
+    MPI_Request_free(&rq[0]);
+    MPI_Request_free(&rq[1]);
+    MPI_Bsend(&x, 1, MPI_INT, peer, 10, MPI_COMM_WORLD);
+    MPI_Recv(&y, 1, MPI_INT, peer, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(y == peer * 100 + 99, "rank %d: bsend", rank);
+    void *p;
+    int sz;
+    MPI_Buffer_detach(&p, &sz);
+
+    /* probe, then truncation of a rendezvous message */
+    int n = 1 << 18;
+    int *big = malloc(n * sizeof(int));
+    if (rank == 0) {
+        for (int i = 0; i < n; i++)
+            big[i] = i;
+        MPI_Send(big, n, MPI_INT, 1, 11, MPI_COMM_WORLD);
+    } else {
+        MPI_Status st;
+        MPI_Probe(0, 11, MPI_COMM_WORLD, &st);
+        int c;
+        MPI_Get_count(&st, MPI_INT, &c);
+        CHECK(c == n, "probe of a rendezvous message: count %d", c);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        memset(big, 0, n * sizeof(int));
+        int rc = MPI_Recv(big, n / 2, MPI_INT, 0, 11, MPI_COMM_WORLD, &st);
+        int cls;
+        MPI_Error_class(rc, &cls);
+        int ok = 1;
+        for (int i = 0; i < n / 2; i++)
+            ok &= big[i] == i;
+        CHECK(cls == MPI_ERR_TRUNCATE && ok && big[n / 2] == 0, "rendezvous truncation: class %d, "
+              "the first half delivered", cls);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    }
+    free(big);
+    /* cancel an unmatched receive; the message goes to the next one */
+    if (rank == 1) {
+        MPI_Request r;
+        MPI_Irecv(&y, 1, MPI_INT, 0, 12, MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
+        MPI_Status st;
+        MPI_Wait(&r, &st);
+        int flag;
+        MPI_Test_cancelled(&st, &flag);
+        CHECK(flag, "cancelled receive");
+        MPI_Send(&x, 1, MPI_INT, 0, 13, MPI_COMM_WORLD);
+        MPI_Recv(&y, 1, MPI_INT, 0, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(y == 77, "the next receive gets the message (%d)", y);
+    } else {
+        MPI_Recv(&y, 1, MPI_INT, 1, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        x = 77;
+        MPI_Send(&x, 1, MPI_INT, 1, 12, MPI_COMM_WORLD);
+    }
+    /* a derived type across processes, rendezvous-sized */
+    MPI_Datatype vec;
+    int m = 20000;
+    MPI_Type_vector(m, 1, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int *v = calloc(3 * m, sizeof(int));
+    if (rank == 0) {
+        for (int i = 0; i < 3 * m; i++)
+            v[i] = i;
+        MPI_Send(v, 1, vec, 1, 14, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(v, 1, vec, 0, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int ok = 1;
+        for (int i = 0; i < 3 * m; i++)
+            ok &= v[i] == (i % 3 ? 0 : i);
+        CHECK(ok, "strided vector of %d ints between processes", m);
+    }
+    MPI_Type_free(&vec);
+    free(v);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    pingpong();
+    any_source_and_order();
+    modes_and_persistent();
+    /* everyone done before anyone finalizes (no barrier yet: a ring of messages) */
+    int t = 0;
+    if (size > 1) {
+        MPI_Sendrecv_replace(&t, 1, MPI_INT, (rank + 1) % size, 99, (rank + size - 1) % size, 99,
+                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Finalize();
+    char name[32];
+    snprintf(name, sizeof name, "t_pingpong[%d]", rank);
+    return check_summary(name);
+}

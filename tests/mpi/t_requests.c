@@ -1,0 +1,240 @@
+/*
+ * The request calls as a user sees them in a one-process job: the
+ * wait/test family with null, inactive, complete and pending requests,
+ * persistent requests started many times, MPI_Cancel and
+ * MPI_Test_cancelled, MPI_Request_free of active requests,
+ * MPI_Request_get_status(_any/_some/_all), and argument errors with the
+ * messages that name the argument and its value.
+ */
+#include <mpi.h>
+#include <string.h>
+
+#include "check_mpi.h"
+
+static int class_of(int rc)
+{
+    int c = -1;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+static int has(int rc, const char *text)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(rc, s, &len);
+    if (strstr(s, text) == NULL) {
+        fprintf(stderr, "  message was: %s\n", s);
+        return 0;
+    }
+    return 1;
+}
+
+static void nulls(void)
+{
+    MPI_Request r = MPI_REQUEST_NULL, rs[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status st;
+    st.MPI_SOURCE = st.MPI_TAG = 99;
+    CHECK(MPI_Wait(&r, &st) == MPI_SUCCESS && st.MPI_SOURCE == MPI_ANY_SOURCE &&
+          st.MPI_TAG == MPI_ANY_TAG, "wait on MPI_REQUEST_NULL gives the empty status");
+    int flag = 0, idx = 5, out = 5, ind[3];
+    MPI_Test(&r, &flag, &st);
+    CHECK(flag, "test on null: flag true");
+    MPI_Waitany(3, rs, &idx, &st);
+    CHECK(idx == MPI_UNDEFINED, "waitany over nulls: MPI_UNDEFINED (%d)", idx);
+    MPI_Testany(3, rs, &idx, &flag, &st);
+    CHECK(idx == MPI_UNDEFINED && flag, "testany over nulls: flag true, MPI_UNDEFINED");
+    MPI_Waitsome(3, rs, &out, ind, MPI_STATUSES_IGNORE);
+    CHECK(out == MPI_UNDEFINED, "waitsome over nulls: outcount MPI_UNDEFINED (%d)", out);
+    MPI_Testall(3, rs, &flag, MPI_STATUSES_IGNORE);
+    CHECK(flag, "testall over nulls: true");
+    CHECK(MPI_Waitall(0, NULL, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "waitall of none");
+    MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &st);
+    CHECK(flag && st.MPI_SOURCE == MPI_ANY_SOURCE, "get_status of null");
+}
+
+static void any_some(void)
+{
+    int v[4] = {10, 11, 12, 13}, w[4] = {0};
+    MPI_Request rq[4];
+    for (int i = 0; i < 4; i++)
+        MPI_Irecv(&w[i], 1, MPI_INT, 0, i, MPI_COMM_SELF, &rq[i]);
+    int flag = 1, idx = -1, out = -1, ind[4];
+    MPI_Testany(4, rq, &idx, &flag, MPI_STATUS_IGNORE);
+    CHECK(!flag && idx == MPI_UNDEFINED, "testany with nothing sent: flag false");
+    MPI_Testall(4, rq, &flag, MPI_STATUSES_IGNORE);
+    CHECK(!flag, "testall with nothing sent: false");
+    MPI_Testsome(4, rq, &out, ind, MPI_STATUSES_IGNORE);
+    CHECK(out == 0, "testsome with nothing sent: 0 (%d)", out);
+    MPI_Send(&v[2], 1, MPI_INT, 0, 2, MPI_COMM_SELF);
+    MPI_Status st;
+    MPI_Request_get_status_any(4, rq, &idx, &flag, &st);
+    CHECK(flag && idx == 2 && rq[2] != MPI_REQUEST_NULL, "get_status_any: index 2, not freed");
+    MPI_Waitany(4, rq, &idx, &st);
+    CHECK(idx == 2 && w[2] == 12 && st.MPI_TAG == 2 && rq[2] == MPI_REQUEST_NULL, "waitany: index %d", idx);
+    MPI_Send(&v[0], 1, MPI_INT, 0, 0, MPI_COMM_SELF);
+    MPI_Send(&v[3], 1, MPI_INT, 0, 3, MPI_COMM_SELF);
+    MPI_Status sts[4];
+    MPI_Request_get_status_some(4, rq, &out, ind, sts);
+    CHECK(out == 2 && rq[0] != MPI_REQUEST_NULL, "get_status_some: 2 complete, not freed");
+    MPI_Waitsome(4, rq, &out, ind, sts);
+    CHECK(out == 2 && ind[0] == 0 && ind[1] == 3 && w[0] == 10 && w[3] == 13 &&
+          sts[1].MPI_TAG == 3, "waitsome: %d done (%d, %d)", out, ind[0], ind[1]);
+    MPI_Send(&v[1], 1, MPI_INT, 0, 1, MPI_COMM_SELF);
+    MPI_Request_get_status_all(4, rq, &flag, sts);
+    CHECK(flag && rq[1] != MPI_REQUEST_NULL, "get_status_all: all done, not freed");
+    MPI_Testall(4, rq, &flag, sts);
+    CHECK(flag && w[1] == 11 && rq[1] == MPI_REQUEST_NULL && sts[1].MPI_TAG == 1 &&
+          sts[0].MPI_SOURCE == MPI_ANY_SOURCE, "testall completes; nulls get empty statuses");
+}
+
+static void persistent(void)
+{
+    int s = 0, r = -1;
+    MPI_Request rq[2];
+    MPI_Send_init(&s, 1, MPI_INT, 0, 4, MPI_COMM_WORLD, &rq[0]);
+    MPI_Recv_init(&r, 1, MPI_INT, 0, 4, MPI_COMM_WORLD, &rq[1]);
+    MPI_Status st;
+    int flag = 0;
+    MPI_Test(&rq[1], &flag, &st);
+    CHECK(flag && st.MPI_SOURCE == MPI_ANY_SOURCE, "an inactive persistent request tests complete");
+    int ok = 1;
+    for (int i = 0; i < 50; i++) {
+        s = i * 7;
+        MPI_Startall(2, rq);
+        MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        ok &= r == i * 7 && rq[0] != MPI_REQUEST_NULL && rq[1] != MPI_REQUEST_NULL;
+    }
+    CHECK(ok, "50 starts of a persistent send/recv pair, handles kept");
+    MPI_Start(&rq[1]);
+    MPI_Start(&rq[0]);
+    MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+    MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+    MPI_Request_free(&rq[0]);
+    MPI_Request_free(&rq[1]);
+    CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "request_free nulls handles");
+    /* persistent ssend and bsend forms */
+    char buf[1024];
+    MPI_Buffer_attach(buf, sizeof buf);
+    MPI_Request b;
+    MPI_Bsend_init(&s, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, &b);
+    MPI_Ssend_init(&s, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &rq[0]);
+    for (int i = 0; i < 3; i++) {
+        s = 100 + i;
+        MPI_Start(&b);
+        MPI_Wait(&b, MPI_STATUS_IGNORE);
+        MPI_Recv(&r, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        ok &= r == 100 + i;
+        MPI_Start(&rq[0]);
+        MPI_Recv(&r, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+        ok &= r == 100 + i;
+    }
+    CHECK(ok, "persistent bsend and ssend");
+    MPI_Request_free(&b);
+    MPI_Request_free(&rq[0]);
+    void *p;
+    int sz;
+    MPI_Buffer_detach(&p, &sz);
+}
+
+static void cancel(void)
+{
+    int x = 0;
+    MPI_Request r;
+    MPI_Status st;
+    MPI_Irecv(&x, 1, MPI_INT, 0, 50, MPI_COMM_WORLD, &r);
+    MPI_Cancel(&r);
+    MPI_Wait(&r, &st);
+    int flag = 0;
+    MPI_Test_cancelled(&st, &flag);
+    CHECK(flag, "a posted receive is cancelled");
+    int y = 5;
+    MPI_Send(&y, 1, MPI_INT, 0, 50, MPI_COMM_WORLD);
+    MPI_Recv(&x, 1, MPI_INT, 0, 50, MPI_COMM_WORLD, &st);
+    CHECK(x == 5, "the cancelled receive did not take the next message");
+    MPI_Test_cancelled(&st, &flag);
+    CHECK(!flag, "a received message is not cancelled");
+    /* a synchronous send not yet matched can be cancelled */
+    MPI_Issend(&y, 1, MPI_INT, 0, 51, MPI_COMM_WORLD, &r);
+    MPI_Cancel(&r);
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &flag);
+    CHECK(flag, "an unmatched Issend to self is cancelled");
+    MPI_Iprobe(0, 51, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    CHECK(!flag, "and its message is gone");
+    /* a completed one cannot be */
+    MPI_Irecv(&x, 1, MPI_INT, 0, 52, MPI_COMM_WORLD, &r);
+    MPI_Send(&y, 1, MPI_INT, 0, 52, MPI_COMM_WORLD);
+    MPI_Cancel(&r);
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &flag);
+    CHECK(!flag && x == 5, "cancel after the match fails");
+    /* freeing an active request: it completes on its own */
+    MPI_Irecv(&x, 1, MPI_INT, 0, 53, MPI_COMM_WORLD, &r);
+    MPI_Request_free(&r);
+    y = 77;
+    MPI_Send(&y, 1, MPI_INT, 0, 53, MPI_COMM_WORLD);
+    CHECK(x == 77 && r == MPI_REQUEST_NULL, "a freed active receive still receives");
+}
+
+static void errors(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    int x = 0, rc;
+    MPI_Request r;
+    rc = MPI_Send(&x, -4, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_COUNT && has(rc, "MPI_Send: count -4 is negative"), "negative count");
+    rc = MPI_Isend(&x, 1, MPI_INT, 3, 0, MPI_COMM_WORLD, &r);
+    CHECK(class_of(rc) == MPI_ERR_RANK && has(rc, "MPI_Isend: dest 3 is not a rank"), "bad dest");
+    rc = MPI_Recv(&x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(class_of(rc) == MPI_ERR_TAG && has(rc, "MPI_Recv: tag -5"), "bad tag");
+    rc = MPI_Send(&x, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_TAG, "ANY_TAG is not a send tag");
+    rc = MPI_Send(NULL, 3, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_BUFFER && has(rc, "buf is NULL with count 3"), "NULL buffer");
+    rc = MPI_Send(&x, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD);
+    CHECK(class_of(rc) == MPI_ERR_TYPE, "null datatype");
+    rc = MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_NULL);
+    CHECK(class_of(rc) == MPI_ERR_COMM, "null communicator");
+    r = 0x2c00beef;
+    rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(class_of(rc) == MPI_ERR_REQUEST && has(rc, "MPI_Wait: 0x2c00beef is not a valid request"),
+          "invalid request");
+    MPI_Request n = MPI_REQUEST_NULL;
+    rc = MPI_Request_free(&n);
+    CHECK(class_of(rc) == MPI_ERR_REQUEST, "request_free of MPI_REQUEST_NULL");
+    MPI_Irecv(&x, 1, MPI_INT, 0, 0, MPI_COMM_SELF, &r);
+    rc = MPI_Start(&r);
+    CHECK(class_of(rc) == MPI_ERR_REQUEST && has(rc, "not a persistent request"), "start of a nonpersistent");
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Recv_init(&x, 1, MPI_INT, 0, 0, MPI_COMM_SELF, &r);
+    MPI_Start(&r);
+    rc = MPI_Start(&r);
+    CHECK(class_of(rc) == MPI_ERR_REQUEST && has(rc, "already active"), "start of an active request");
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Request_free(&r);
+    /* a truncation in MPI_Wait goes to the request's communicator (WORLD returns) */
+    int big[4] = {0};
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Irecv(&x, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, &r);
+    MPI_Send(big, 4, MPI_INT, 0, 9, MPI_COMM_WORLD);
+    rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(class_of(rc) == MPI_ERR_TRUNCATE, "truncation returned by WORLD's handler, not SELF's");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    nulls();
+    any_some();
+    persistent();
+    cancel();
+    errors();
+    MPI_Finalize();
+    return check_summary("t_requests");
+}

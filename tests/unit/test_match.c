@@ -1,0 +1,237 @@
+/*
+ * Unit tests of progress/match.c and progress/request.c: matching order and
+ * wildcards (oldest match wins on both queues), taking receives and
+ * messages back out, probes, context creation on first use; the request
+ * pool (handles kept across reuse, stale handles refused), the completion
+ * counter (the hook runs once, before completion is visible; parents hear
+ * from every child), and events delivered from many threads at once.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "progress/match.h"
+#include "progress/request.h"
+#include "run_suite.h"
+
+static struct cdn_request *recv_req(int src, int tag)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, NULL, NULL);
+    ck_assert_ptr_nonnull(r);
+    r->u.p2p.rank = src;
+    r->u.p2p.tag = tag;
+    return r;
+}
+
+static struct cdn_msg msg_of(int src, int tag, int bytes)
+{
+    struct cdn_msg m;
+    memset(&m, 0, sizeof m);
+    m.h.src = src;
+    m.h.tag = tag;
+    m.h.bytes = (uint64_t)bytes;
+    return m;
+}
+
+START_TEST(test_posted_oldest_match_wins)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(100);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_eq(cdn_match_ctx_get(100), m);
+    struct cdn_request *a = recv_req(MPI_ANY_SOURCE, 5), *b = recv_req(1, MPI_ANY_TAG),
+                       *c = recv_req(1, 5);
+    ck_assert_ptr_null(cdn_match_post(m, a));
+    ck_assert_ptr_null(cdn_match_post(m, b));
+    ck_assert_ptr_null(cdn_match_post(m, c));
+    bool failed;
+    struct cdn_msg x = msg_of(1, 6, 0);
+    ck_assert_ptr_eq(cdn_match_arrive(m, &x, "", &failed), b);  /* a wants tag 5 */
+    x = msg_of(1, 5, 0);
+    ck_assert_ptr_eq(cdn_match_arrive(m, &x, "", &failed), a);
+    ck_assert_ptr_eq(cdn_match_arrive(m, &x, "", &failed), c);
+    ck_assert_ptr_null(cdn_match_arrive(m, &x, "", &failed));  /* now unexpected */
+    ck_assert(!failed);
+    struct cdn_msg *got = cdn_match_post(m, a);
+    ck_assert_ptr_nonnull(got);
+    cdn_msg_free(got);
+    cdn_request_release(a);
+    cdn_request_release(b);
+    cdn_request_release(c);
+}
+END_TEST
+
+START_TEST(test_unexpected_in_arrival_order_with_payload)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(101);
+    bool failed;
+    char big[1000];
+    for (int i = 0; i < 10; i++) {
+        struct cdn_msg x = msg_of(i % 2, 7, i == 9 ? (int)sizeof big : 4);
+        memset(big, 'a' + i, sizeof big);
+        ck_assert_ptr_null(cdn_match_arrive(m, &x, big, &failed));
+    }
+    struct cdn_request *r = recv_req(1, 7);
+    for (int i = 1; i < 10; i += 2) {  /* source 1: messages 1, 3, 5, 7, 9 in order */
+        struct cdn_msg *got = cdn_match_post(m, r);
+        ck_assert_ptr_nonnull(got);
+        ck_assert_int_eq(((char *)got->data)[0], 'a' + i);
+        ck_assert_int_eq(((char *)got->data)[got->h.bytes - 1], 'a' + i);
+        cdn_msg_free(got);
+    }
+    struct cdn_wire_hdr h;
+    struct cdn_msg *taken = NULL;
+    ck_assert(cdn_match_probe(m, MPI_ANY_SOURCE, MPI_ANY_TAG, false, &h, &taken));
+    ck_assert_int_eq(h.src, 0);
+    ck_assert_ptr_null(taken);
+    ck_assert(!cdn_match_probe(m, 1, 7, false, &h, &taken));
+    for (int i = 0; i < 10; i += 2) {
+        ck_assert(cdn_match_probe(m, 0, 7, true, &h, &taken));
+        ck_assert_int_eq(((char *)taken->data)[0], 'a' + i);
+        cdn_msg_free(taken);
+    }
+    ck_assert(!cdn_match_probe(m, MPI_ANY_SOURCE, MPI_ANY_TAG, false, &h, &taken));
+    cdn_request_release(r);
+}
+END_TEST
+
+START_TEST(test_unpost_and_unsend)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(102);
+    struct cdn_request *a = recv_req(0, 1), *b = recv_req(0, 1);
+    cdn_match_post(m, a);
+    cdn_match_post(m, b);
+    ck_assert(cdn_match_unpost(m, a));
+    ck_assert(!cdn_match_unpost(m, a));
+    bool failed;
+    struct cdn_msg x = msg_of(0, 1, 0);
+    ck_assert_ptr_eq(cdn_match_arrive(m, &x, "", &failed), b);
+    struct cdn_request *s = cdn_request_alloc(CDN_REQ_SEND, NULL, NULL);
+    x.sreq = s;
+    x.h.flags = CDN_WIRE_RNDV;
+    ck_assert_ptr_null(cdn_match_arrive(m, &x, NULL, &failed));
+    ck_assert(cdn_match_unsend(m, s));
+    ck_assert(!cdn_match_unsend(m, s));
+    struct cdn_wire_hdr h;
+    struct cdn_msg *t;
+    ck_assert(!cdn_match_probe(m, MPI_ANY_SOURCE, MPI_ANY_TAG, false, &h, &t));
+    cdn_request_release(a);
+    cdn_request_release(b);
+    cdn_request_release(s);
+}
+END_TEST
+
+START_TEST(test_pool_handles)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_SEND, NULL, NULL);
+    MPI_Request h = cdn_request_publish(r);
+    ck_assert_int_eq((((unsigned)h) >> 26) & 0xf, 0xb);
+    ck_assert_ptr_eq(cdn_request_get(h), r);
+    ck_assert_ptr_null(cdn_request_get(MPI_REQUEST_NULL));
+    cdn_request_unpublish(r);
+    ck_assert_ptr_null(cdn_request_get(h));  /* stale */
+    /* many at once: all distinct, all found */
+    enum { N = 300 };
+    struct cdn_request *rs[N];
+    MPI_Request hs[N];
+    for (int i = 0; i < N; i++) {
+        rs[i] = cdn_request_alloc(CDN_REQ_SEND, NULL, NULL);
+        hs[i] = cdn_request_publish(rs[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_ptr_eq(cdn_request_get(hs[i]), rs[i]);
+        for (int j = 0; j < i; j++)
+            ck_assert_int_ne(hs[i], hs[j]);
+    }
+    for (int i = 0; i < N; i++)
+        cdn_request_unpublish(rs[i]);
+}
+END_TEST
+
+static int hook_runs;
+static int hook_saw_cc;
+static void hook(struct cdn_request *r)
+{
+    hook_runs++;
+    hook_saw_cc = atomic_load(&r->cc);
+}
+static const struct cdn_request_ops hook_ops = {.name = "test", .complete = hook};
+
+START_TEST(test_completion_counter_and_parent)
+{
+    hook_runs = 0;
+    struct cdn_request *parent = cdn_request_alloc(CDN_REQ_PAIR, &hook_ops, NULL);
+    cdn_request_arm(parent, 2);
+    struct cdn_request *k[2];
+    for (int i = 0; i < 2; i++) {
+        k[i] = cdn_request_alloc(CDN_REQ_SEND, NULL, NULL);
+        k[i]->parent = parent;
+        cdn_request_arm(k[i], 3);
+    }
+    for (int e = 0; e < 3; e++) {
+        ck_assert(!cdn_request_done(k[0]));
+        cdn_request_event(k[0]);
+    }
+    ck_assert(cdn_request_done(k[0]));
+    ck_assert(!cdn_request_done(parent));
+    ck_assert_int_eq(hook_runs, 0);
+    for (int e = 0; e < 3; e++)
+        cdn_request_event(k[1]);
+    ck_assert(cdn_request_done(parent));
+    ck_assert_int_eq(hook_runs, 1);
+    ck_assert_int_ne(hook_saw_cc, 0);  /* the hook ran before completion was visible */
+    ck_assert_int_eq(atomic_load(&parent->refs), 1);  /* the engine's reference went */
+    cdn_request_release(k[0]);
+    cdn_request_release(k[1]);
+    cdn_request_release(parent);
+}
+END_TEST
+
+enum { THREADS = 8, EVENTS = 20000 };
+static struct cdn_request *shared;
+static void *eventer(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < EVENTS; i++)
+        cdn_request_event(shared);
+    return NULL;
+}
+
+START_TEST(test_events_from_threads)
+{
+    hook_runs = 0;
+    shared = cdn_request_alloc(CDN_REQ_SEND, &hook_ops, NULL);
+    cdn_request_arm(shared, THREADS * EVENTS);
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, eventer, NULL);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    ck_assert(cdn_request_done(shared));
+    ck_assert_int_eq(hook_runs, 1);
+    cdn_request_release(shared);
+}
+END_TEST
+
+static Suite *match_suite(void)
+{
+    Suite *s = suite_create("match");
+    TCase *tc = tcase_create("queues");
+    tcase_add_test(tc, test_posted_oldest_match_wins);
+    tcase_add_test(tc, test_unexpected_in_arrival_order_with_payload);
+    tcase_add_test(tc, test_unpost_and_unsend);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("requests");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_pool_handles);
+    tcase_add_test(tc, test_completion_counter_and_parent);
+    tcase_add_test(tc, test_events_from_threads);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return cdn_run_suite(match_suite(), 0);
+}

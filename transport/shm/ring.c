@@ -1,0 +1,89 @@
+/* SPSC cell rings and doorbells (see ring.h). */
+#include "transport/shm/ring.h"
+
+#include <string.h>
+#include <unistd.h>
+
+void shm_ring_init(struct shm_ring *r)
+{
+    atomic_init(&r->head, 0);
+    atomic_init(&r->tail, 0);
+}
+
+void shm_prod_open(struct shm_prod *p, struct shm_ring *r)
+{
+    p->ring = r;
+    p->head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    p->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+}
+
+void shm_cons_open(struct shm_cons *c, struct shm_ring *r)
+{
+    c->ring = r;
+    c->tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    c->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+}
+
+struct shm_cell *shm_ring_reserve(struct shm_prod *p)
+{
+    if (p->head - p->tail_seen >= SHM_RING_CELLS) {
+        p->tail_seen = atomic_load_explicit(&p->ring->tail, memory_order_acquire);
+        if (p->head - p->tail_seen >= SHM_RING_CELLS)
+            return NULL;
+    }
+    return (struct shm_cell *)p->ring->cells[p->head % SHM_RING_CELLS];
+}
+
+void shm_ring_commit(struct shm_prod *p)
+{
+    p->head++;
+    atomic_store_explicit(&p->ring->head, p->head, memory_order_release);
+}
+
+struct shm_cell *shm_ring_peek(struct shm_cons *c)
+{
+    if (c->tail == c->head_seen) {
+        c->head_seen = atomic_load_explicit(&c->ring->head, memory_order_acquire);
+        if (c->tail == c->head_seen)
+            return NULL;
+    }
+    return (struct shm_cell *)c->ring->cells[c->tail % SHM_RING_CELLS];
+}
+
+void shm_ring_release(struct shm_cons *c)
+{
+    c->tail++;
+    atomic_store_explicit(&c->ring->tail, c->tail, memory_order_release);
+}
+
+bool shm_ring_pending(struct shm_cons *c)
+{
+    c->head_seen = atomic_load_explicit(&c->ring->head, memory_order_seq_cst);
+    return c->head_seen != c->tail;
+}
+
+void shm_bell_ring(struct shm_bell *b, int eventfd)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0) {
+        uint64_t one = 1;
+        if (write(eventfd, &one, sizeof one) < 0) {
+            /* EAGAIN: the counter is saturated, the sleeper wakes anyway */
+        }
+    }
+}
+
+void shm_bell_arm(struct shm_bell *b)
+{
+    atomic_fetch_add_explicit(&b->sleepers, 1, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+void shm_bell_disarm(struct shm_bell *b, int eventfd)
+{
+    atomic_fetch_sub_explicit(&b->sleepers, 1, memory_order_seq_cst);
+    uint64_t v;
+    if (read(eventfd, &v, sizeof v) < 0) {
+        /* EAGAIN: nobody rang */
+    }
+}

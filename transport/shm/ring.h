@@ -1,0 +1,81 @@
+/*
+ * Single-producer/single-consumer rings of fixed-size cells in shared
+ * memory, and the doorbell that wakes a sleeping consumer.
+ *
+ * A ring lives in the receiver's segment, one per sending peer.  head and
+ * tail sit on their own cache lines; each side keeps a private copy of its
+ * own index and a cached copy of the other's, so a send touches the shared
+ * line of the other side only when the ring looks full (the FastForward /
+ * MCRingBuffer trick).  A cell is written in place: reserve, fill, commit.
+ *
+ * Doorbell: the consumer arms (sleepers += 1) before it sleeps in epoll on
+ * its eventfd and re-checks its rings; a producer commits, then reads
+ * sleepers and writes the eventfd only if someone sleeps.  Both sides put a
+ * seq_cst fence between their store and their load, so either the producer
+ * sees the sleeper or the sleeper sees the cell: no lost wake-up, and no
+ * system call while the consumer is awake.
+ */
+#ifndef CDN_SHM_RING_H
+#define CDN_SHM_RING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/transport.h"
+
+#define SHM_CELL_SIZE (8192 + 64)  /* 8 KiB of payload after the 56-byte header */
+#define SHM_RING_CELLS 64
+
+struct shm_cell {
+    uint32_t type;          /* enum in shm.c */
+    uint32_t len;           /* payload bytes in data[] */
+    uint64_t a, b;          /* per type: cookies, addresses, offsets */
+    struct cdn_wire_hdr h;
+    unsigned char data[];
+};
+#define SHM_CELL_PAYLOAD (SHM_CELL_SIZE - sizeof(struct shm_cell))
+
+struct shm_ring {
+    _Alignas(64) _Atomic uint64_t head;   /* cells committed by the producer */
+    _Alignas(64) _Atomic uint64_t tail;   /* cells released by the consumer */
+    _Alignas(64) unsigned char cells[SHM_RING_CELLS][SHM_CELL_SIZE];
+};
+
+struct shm_bell {
+    _Alignas(64) atomic_int sleepers;     /* consumers armed to be woken */
+};
+
+/* Producer and consumer ends: process-private. */
+struct shm_prod {
+    struct shm_ring *ring;
+    uint64_t head, tail_seen;
+};
+struct shm_cons {
+    struct shm_ring *ring;
+    uint64_t tail, head_seen;
+};
+
+void shm_ring_init(struct shm_ring *r);
+void shm_prod_open(struct shm_prod *p, struct shm_ring *r);
+void shm_cons_open(struct shm_cons *c, struct shm_ring *r);
+
+/* The next free cell, or NULL when the ring is full. */
+struct shm_cell *shm_ring_reserve(struct shm_prod *p);
+/* Publish the reserved cell. */
+void shm_ring_commit(struct shm_prod *p);
+/* The oldest unread cell, or NULL. */
+struct shm_cell *shm_ring_peek(struct shm_cons *c);
+/* Done with the cell peek returned. */
+void shm_ring_release(struct shm_cons *c);
+/* Anything unread (a fresh look at head, for the doorbell protocol). */
+bool shm_ring_pending(struct shm_cons *c);
+
+/* Doorbell: after committing, wake the consumer if it sleeps. */
+void shm_bell_ring(struct shm_bell *b, int eventfd);
+/* Consumer: arm before re-checking the rings and sleeping; disarm after
+ * (drains the eventfd). */
+void shm_bell_arm(struct shm_bell *b);
+void shm_bell_disarm(struct shm_bell *b, int eventfd);
+
+#endif

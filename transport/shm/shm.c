@@ -1,0 +1,495 @@
+/*
+ * The shared-memory transport's ops: how messages between processes of one
+ * node move (see shm.h for segments, ring.h for rings and doorbells).
+ *
+ * Protocols, per message size:
+ *   eager (<= CADENCE_SHM_EAGER_LIMIT, at most one cell): header and data
+ *     in one cell; the receiver matches straight out of the ring, so an
+ *     expected message is copied once, ring to user buffer.  The send is
+ *     complete once the cell is written (a synchronous one when ACK comes).
+ *   rendezvous: RTS (header + the sender's address); on a match the
+ *     receiver pulls with one process_vm_readv (CMA, single copy) and sends
+ *     FIN.  When CMA is not permitted (ptrace rules, containers) or
+ *     CADENCE_SHM_CMA=0, the receiver answers CTS and the sender streams
+ *     DATA cells through the ring, the receiver unpacking each as it
+ *     arrives: a pipelined two-copy transfer.
+ * Cells are written under the peer's lock (rings are single-producer);
+ * when a ring is full, sends and control messages wait in the peer's
+ * outbound queue, in order, and are flushed by later polls.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "progress/engine.h"
+#include "progress/job.h"
+#include "progress/params.h"
+#include "progress/request.h"
+#include "runtime/error.h"
+#include "transport/shm/shm.h"
+
+enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA };
+
+enum { OUT_SEND, OUT_CTRL, OUT_STREAM };
+
+struct shm_out {
+    struct shm_out *next;
+    int kind;
+    struct cdn_request *req;      /* OUT_SEND, OUT_STREAM */
+    uint32_t type;                /* OUT_CTRL */
+    uint64_t a, b, len;           /* OUT_CTRL fields; OUT_STREAM: a = receiver's request */
+    uint64_t off;                 /* OUT_STREAM: bytes sent */
+};
+
+#define CMA_CHUNK (1 << 20)
+
+static struct shm_state *state_of(struct cdn_transport *tp)
+{
+    return (struct shm_state *)tp->priv;
+}
+
+static struct shm_peer *peer_of(struct shm_state *st, int world)
+{
+    return &st->peers[st->local_of[world]];
+}
+
+static void queue(struct shm_state *st, struct shm_peer *p, struct shm_out *o)
+{
+    o->next = NULL;
+    if (p->outq_tail)
+        p->outq_tail->next = o;
+    else
+        p->outq = o;
+    p->outq_tail = o;
+    atomic_fetch_add(&st->queued, 1);
+    atomic_fetch_add(&cdn_engine.pending_work, 1);
+}
+
+static void dequeue(struct shm_state *st, struct shm_peer *p)
+{
+    struct shm_out *o = p->outq;
+    p->outq = o->next;
+    if (p->outq == NULL)
+        p->outq_tail = NULL;
+    free(o);
+    atomic_fetch_sub(&st->queued, 1);
+    atomic_fetch_sub(&cdn_engine.pending_work, 1);
+}
+
+/* Write a send's first cell; false when the ring is full.  *done: an eager
+ * send whose buffer is free (report after unlocking). */
+static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_request *sreq,
+                      bool *done)
+{
+    struct shm_cell *c = shm_ring_reserve(&p->prod);
+    if (c == NULL)
+        return false;
+    cdn_p2p_wire_hdr(sreq, &c->h);
+    if (c->h.bytes <= st->tp.eager_limit) {
+        c->type = C_EAGER;
+        c->len = (uint32_t)cdn_p2p_send_pack(sreq, 0, c->data, (size_t)c->h.bytes);
+        *done = true;
+    } else {
+        c->type = C_RTS;
+        c->h.flags |= CDN_WIRE_RNDV;
+        c->a = (uint64_t)(uintptr_t)cdn_p2p_send_contig(sreq);
+        c->len = 0;
+        *done = false;
+    }
+    shm_ring_commit(&p->prod);
+    return true;
+}
+
+static bool emit_ctrl(struct shm_peer *p, uint32_t type, uint64_t a, uint64_t b, uint64_t len)
+{
+    struct shm_cell *c = shm_ring_reserve(&p->prod);
+    if (c == NULL)
+        return false;
+    c->type = type;
+    c->a = a;
+    c->b = b;
+    c->len = 0;
+    c->h.bytes = len;
+    shm_ring_commit(&p->prod);
+    return true;
+}
+
+/* Stream DATA cells of a two-copy rendezvous; true when all are written.
+ * *cells counts the cells written. */
+static bool emit_stream(struct shm_peer *p, struct shm_out *o, int *cells)
+{
+    while (o->off < o->len) {
+        struct shm_cell *c = shm_ring_reserve(&p->prod);
+        if (c == NULL)
+            return false;
+        size_t n = o->len - o->off < SHM_CELL_PAYLOAD ? (size_t)(o->len - o->off) : SHM_CELL_PAYLOAD;
+        c->type = C_DATA;
+        c->a = o->off;
+        c->b = o->a;
+        c->len = (uint32_t)cdn_p2p_send_pack(o->req, o->off, c->data, n);
+        shm_ring_commit(&p->prod);
+        o->off += n;
+        (*cells)++;
+    }
+    return true;
+}
+
+/* Write what waits for the peer, in order.  Called with p->lock held;
+ * completed sends are chained through done_list for the caller.  Returns
+ * the number of cells written (the caller rings the doorbell if any). */
+static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_request **done_list,
+                 struct cdn_request **streamed)
+{
+    int n = 0;
+    while (p->outq != NULL) {
+        struct shm_out *o = p->outq;
+        bool ok, done = false;
+        if (o->kind == OUT_SEND) {
+            ok = emit_send(st, p, o->req, &done);
+            if (ok && done) {
+                o->req->next = *done_list;
+                *done_list = o->req;
+            }
+        } else if (o->kind == OUT_CTRL) {
+            ok = emit_ctrl(p, o->type, o->a, o->b, o->len);
+        } else {
+            ok = emit_stream(p, o, &n);
+            if (ok) {
+                o->req->next = *streamed;
+                *streamed = o->req;
+            }
+        }
+        if (!ok)
+            break;
+        if (o->kind != OUT_STREAM)
+            n++;
+        dequeue(st, p);
+    }
+    return n;
+}
+
+static void report(struct cdn_request *done_list, struct cdn_request *streamed)
+{
+    while (done_list != NULL) {
+        struct cdn_request *r = done_list;
+        done_list = r->next;
+        r->next = NULL;
+        cdn_p2p_send_done(r, false, MPI_SUCCESS);
+    }
+    while (streamed != NULL) {
+        struct cdn_request *r = streamed;
+        streamed = r->next;
+        r->next = NULL;
+        cdn_p2p_send_done(r, true, MPI_SUCCESS);
+    }
+}
+
+static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
+{
+    struct shm_state *st = state_of(tp);
+    struct shm_peer *p = peer_of(st, sreq->u.p2p.peer);
+    if (sreq->u.p2p.bytes > (MPI_Count)tp->eager_limit && cdn_p2p_send_contig(sreq) == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %lld bytes for rank %d",
+                       (long long)sreq->u.p2p.bytes, p->world);
+    bool done = false, sent = false;
+    pthread_mutex_lock(&p->lock);
+    if (p->outq == NULL)
+        sent = emit_send(st, p, sreq, &done);
+    if (!sent) {
+        struct shm_out *o = calloc(1, sizeof *o);
+        if (o == NULL) {
+            pthread_mutex_unlock(&p->lock);
+            return cdn_err(MPI_ERR_NO_MEM, "send: out of memory queueing for rank %d", p->world);
+        }
+        o->kind = OUT_SEND;
+        o->req = sreq;
+        queue(st, p, o);
+        cdn_progress_kick();
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (sent)
+        shm_bell_ring(&p->seg->bell, p->efd);
+    if (done)
+        cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,
+                      uint64_t b, uint64_t len)
+{
+    pthread_mutex_lock(&p->lock);
+    bool sent = p->outq == NULL && emit_ctrl(p, type, a, b, len);
+    if (!sent) {
+        struct shm_out *o = calloc(1, sizeof *o);
+        if (o == NULL)
+            cdn_rt_abort(1, "cadence: shm transport: out of memory queueing a control message");
+        o->kind = OUT_CTRL;
+        o->type = type;
+        o->a = a;
+        o->b = b;
+        o->len = len;
+        queue(st, p, o);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (sent)
+        shm_bell_ring(&p->seg->bell, p->efd);
+}
+
+static int shm_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
+{
+    struct shm_state *st = state_of(tp);
+    send_ctrl(st, peer_of(st, peer), C_ACK, cookie, 0, 0);
+    return MPI_SUCCESS;
+}
+
+/* Single copy: read the sender's buffer with process_vm_readv.  Returns 0,
+ * or an errno (EPERM/ENOSYS: CMA not permitted here). */
+static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct cdn_rndv *rv)
+{
+    static _Thread_local char *bounce;
+    uint64_t off = 0;
+    while (off < rv->len) {
+        uint64_t want = rv->len - off;
+        char *dst;
+        if (rv->dst != NULL) {
+            dst = (char *)rv->dst + off;
+        } else {
+            if (bounce == NULL && (bounce = malloc(CMA_CHUNK)) == NULL)
+                return ENOMEM;
+            dst = bounce;
+            want = want < CMA_CHUNK ? want : CMA_CHUNK;
+        }
+        struct iovec l = {.iov_base = dst, .iov_len = (size_t)want};
+        struct iovec r = {.iov_base = (void *)(uintptr_t)(rv->raddr + off), .iov_len = (size_t)want};
+        ssize_t n = process_vm_readv(p->pid, &l, 1, &r, 1, 0);
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        if (rv->dst == NULL)
+            cdn_p2p_recv_data(rreq, off, bounce, (size_t)n);
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
+{
+    struct shm_state *st = state_of(tp);
+    struct cdn_rndv rv;
+    cdn_p2p_rndv_info(rreq, &rv);
+    struct shm_peer *p = peer_of(st, rv.peer);
+    if (st->cma && p->cma_ok) {
+        int e = cma_pull(p, rreq, &rv);
+        if (e == 0) {
+            send_ctrl(st, p, C_FIN, rv.cookie, 0, 0);
+            cdn_p2p_recv_done(rreq, MPI_SUCCESS);
+            return MPI_SUCCESS;
+        }
+        if (e != EPERM && e != ENOSYS && e != EACCES)
+            return cdn_err(MPI_ERR_OTHER, "receive: reading %llu bytes from rank %d failed: %s",
+                           (unsigned long long)rv.len, p->world, strerror(e));
+        p->cma_ok = false;  /* not permitted: two copies through the ring from now on */
+    }
+    rreq->u.p2p.moved = 0;
+    send_ctrl(st, p, C_CTS, rv.cookie, (uint64_t)(uintptr_t)rreq, rv.len);
+    if (rv.len == 0)
+        cdn_p2p_recv_done(rreq, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
+{
+    struct shm_out *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        cdn_rt_abort(1, "cadence: shm transport: out of memory starting a transfer");
+    o->kind = OUT_STREAM;
+    o->req = (struct cdn_request *)(uintptr_t)c->a;
+    o->a = c->b;
+    o->len = c->h.bytes;
+    pthread_mutex_lock(&p->lock);
+    queue(st, p, o);
+    struct cdn_request *done = NULL, *streamed = NULL;
+    int n = flush(st, p, &done, &streamed);
+    pthread_mutex_unlock(&p->lock);
+    if (n > 0)
+        shm_bell_ring(&p->seg->bell, p->efd);
+    report(done, streamed);
+}
+
+static void on_data(const struct shm_cell *c)
+{
+    struct cdn_request *rreq = (struct cdn_request *)(uintptr_t)c->b;
+    cdn_p2p_recv_data(rreq, c->a, c->data, c->len);
+    struct cdn_rndv rv;
+    cdn_p2p_rndv_info(rreq, &rv);
+    rreq->u.p2p.moved += c->len;
+    if ((uint64_t)rreq->u.p2p.moved >= rv.len)
+        cdn_p2p_recv_done(rreq, MPI_SUCCESS);
+}
+
+static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
+{
+    switch (c->type) {
+    case C_EAGER:
+        cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0);
+        break;
+    case C_RTS:
+        cdn_p2p_arrived(&st->tp, p->world, &c->h, NULL, c->a);
+        break;
+    case C_FIN:
+        cdn_p2p_send_done((struct cdn_request *)(uintptr_t)c->a, true, MPI_SUCCESS);
+        break;
+    case C_ACK:
+        cdn_p2p_acked(c->a);
+        break;
+    case C_CTS:
+        on_cts(st, p, c);
+        break;
+    case C_DATA:
+        on_data(c);
+        break;
+    default:
+        cdn_rt_abort(1, "cadence: shm transport: cell of unknown type %u from rank %d", c->type,
+                     p->world);
+    }
+}
+
+static int shm_poll(struct cdn_transport *tp)
+{
+    struct shm_state *st = state_of(tp);
+    int n = 0;
+    for (int i = 0; i < st->nlocal; i++) {
+        if (i == st->me)
+            continue;
+        struct shm_peer *p = &st->peers[i];
+        struct shm_cell *c;
+        for (int k = 0; k < SHM_RING_CELLS && (c = shm_ring_peek(&p->cons)) != NULL; k++) {
+            handle(st, p, c);
+            shm_ring_release(&p->cons);
+            n++;
+        }
+    }
+    if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0) {
+        for (int i = 0; i < st->nlocal; i++) {
+            struct shm_peer *p = &st->peers[i];
+            if (i == st->me || p->outq == NULL)
+                continue;
+            struct cdn_request *done = NULL, *streamed = NULL;
+            pthread_mutex_lock(&p->lock);
+            int m = flush(st, p, &done, &streamed);
+            pthread_mutex_unlock(&p->lock);
+            if (m > 0) {
+                shm_bell_ring(&p->seg->bell, p->efd);
+                n += m;
+            }
+            report(done, streamed);
+        }
+    }
+    return n;
+}
+
+static int shm_fd(struct cdn_transport *tp)
+{
+    return state_of(tp)->efd;
+}
+
+static int shm_arm(struct cdn_transport *tp)
+{
+    struct shm_state *st = state_of(tp);
+    shm_bell_arm(&st->seg->bell);
+    for (int i = 0; i < st->nlocal; i++)
+        if (i != st->me && shm_ring_pending(&st->peers[i].cons))
+            return 1;
+    return atomic_load(&st->queued) > 0 ? 2 : 0;
+}
+
+static void shm_disarm(struct cdn_transport *tp)
+{
+    struct shm_state *st = state_of(tp);
+    shm_bell_disarm(&st->seg->bell, st->efd);
+}
+
+static bool shm_reaches(struct cdn_transport *tp, int world_rank)
+{
+    struct shm_state *st = state_of(tp);
+    return world_rank >= 0 && world_rank < st->world_size && st->local_of[world_rank] >= 0 &&
+           st->local_of[world_rank] != st->me;
+}
+
+static int shm_init(struct cdn_transport *tp)
+{
+    return shm_seg_create(state_of(tp));
+}
+
+static int shm_wireup(struct cdn_transport *tp)
+{
+    return shm_seg_attach_all(state_of(tp));
+}
+
+static void shm_finalize(struct cdn_transport *tp)
+{
+    struct shm_state *st = state_of(tp);
+    shm_seg_destroy(st);
+    for (int i = 0; i < st->nlocal; i++) {
+        while (st->peers[i].outq != NULL)
+            dequeue(st, &st->peers[i]);
+        pthread_mutex_destroy(&st->peers[i].lock);
+    }
+    free(st->peers);
+    free(st->local_of);
+    free(st);
+}
+
+static const struct cdn_transport_ops shm_ops = {
+    .name = "shm",
+    .init = shm_init,
+    .wireup = shm_wireup,
+    .reaches = shm_reaches,
+    .send = shm_send,
+    .pull = shm_pull,
+    .ack = shm_ack,
+    .poll = shm_poll,
+    .fd = shm_fd,
+    .arm = shm_arm,
+    .disarm = shm_disarm,
+    .finalize = shm_finalize,
+};
+
+struct cdn_transport *cdn_shm_transport_create(void)
+{
+    int nlocal = cdn_job_local_size();
+    if (nlocal <= 1 || cdn_progress_param_long("CADENCE_SHM", 1, 0, 1) == 0)
+        return NULL;
+    struct shm_state *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return NULL;
+    st->nlocal = nlocal;
+    st->world_size = cdn_job_size();
+    st->peers = calloc((size_t)nlocal, sizeof *st->peers);
+    st->local_of = malloc((size_t)st->world_size * sizeof *st->local_of);
+    if (st->peers == NULL || st->local_of == NULL) {
+        free(st->peers);
+        free(st->local_of);
+        free(st);
+        return NULL;
+    }
+    for (int w = 0; w < st->world_size; w++)
+        st->local_of[w] = -1;
+    const int *peers = cdn_job_local_peers();
+    for (int i = 0; i < nlocal; i++) {
+        st->peers[i].world = peers[i];
+        st->peers[i].efd = -1;
+        st->peers[i].cma_ok = true;
+        pthread_mutex_init(&st->peers[i].lock, NULL);
+        st->local_of[peers[i]] = i;
+        if (peers[i] == cdn_job_rank())
+            st->me = i;
+    }
+    st->efd = st->sock = -1;
+    st->cma = cdn_progress_param_long("CADENCE_SHM_CMA", 1, 0, 1) != 0;
+    long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 8192, 0, (long)SHM_CELL_PAYLOAD);
+    st->tp.ops = &shm_ops;
+    st->tp.eager_limit = (size_t)limit;
+    st->tp.priv = st;
+    return &st->tp;
+}

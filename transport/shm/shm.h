@@ -1,0 +1,70 @@
+/*
+ * The shared-memory transport's state, shared by its two files: segment.c
+ * (segments, attach, doorbell fds) and shm.c (the ops table: protocols,
+ * outbound queues, polling).
+ *
+ * Segments: one per process, created by the process itself before the
+ * fence, holding its inbound rings (one per local sender) and its doorbell.
+ * Per-process rather than one per node: nobody waits for a node leader to
+ * create anything before the fence, each process sizes and first-touches
+ * its own inbound memory (NUMA-local to the receiver, who reads it most),
+ * and a segment's owner can unlink it on its own as soon as every peer has
+ * attached.
+ */
+#ifndef CDN_SHM_H
+#define CDN_SHM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "transport/shm/ring.h"
+#include "transport/transport.h"
+
+#define SHM_MAGIC 0x43444e53u  /* "CDNS" */
+
+struct shm_seg {
+    uint32_t magic;
+    uint32_t nlocal;
+    atomic_int attached;             /* peers that mapped this segment */
+    struct shm_bell bell;
+    struct shm_ring rings[];         /* by the sender's local index */
+};
+
+struct shm_out;  /* an item waiting for ring space (shm.c) */
+
+struct shm_peer {
+    int world;                       /* world rank */
+    pid_t pid;
+    int efd;                         /* its doorbell */
+    struct shm_seg *seg;             /* its segment, mapped here */
+    size_t seglen;
+    pthread_mutex_t lock;            /* this process's producers into its ring */
+    struct shm_prod prod;            /* our ring in its segment */
+    struct shm_cons cons;            /* its ring in our segment (poll_lock) */
+    struct shm_out *outq, *outq_tail;
+    bool cma_ok;
+};
+
+struct shm_state {
+    struct cdn_transport tp;
+    int nlocal, me;                  /* local processes, our index among them */
+    struct shm_peer *peers;          /* by local index (peers[me] unused) */
+    int *local_of;                   /* world rank -> local index, -1 if remote */
+    int world_size;
+    struct shm_seg *seg;             /* ours */
+    size_t seglen;
+    char segname[64];
+    bool unlinked;
+    int efd;                         /* our doorbell */
+    int sock;                        /* doorbell fd exchange (wire-up only) */
+    bool cma;                        /* CADENCE_SHM_CMA */
+    atomic_int queued;               /* items in outbound queues */
+};
+
+/* segment.c */
+int shm_seg_create(struct shm_state *st);
+int shm_seg_attach_all(struct shm_state *st);
+void shm_seg_destroy(struct shm_state *st);
+
+#endif

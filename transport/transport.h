@@ -1,0 +1,103 @@
+/*
+ * The one transport interface.  Like a libfabric provider, a transport
+ * fills one ops table and nothing else reaches into it; the engine calls
+ * the table, the transport calls back up through the p2p upcalls at the end
+ * of this file.
+ *
+ * Division of work: matching and MPI semantics live in progress/; a
+ * transport moves matched-or-not messages between processes and chooses how
+ * to move bulk data (eager copy through cells, rendezvous by CMA, a
+ * pipelined copy, RDMA get), because that choice depends on what the
+ * hardware and the kernel allow.
+ */
+#ifndef CDN_TRANSPORT_H
+#define CDN_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cdn_request;
+struct cdn_transport;
+
+/* The match header every transport carries with a message. */
+struct cdn_wire_hdr {
+    uint32_t ctx;       /* communicator context id */
+    int32_t src;        /* sender's rank in that communicator */
+    int32_t tag;
+    uint32_t flags;     /* CDN_WIRE_* */
+    uint64_t bytes;     /* size of the whole message */
+    uint64_t cookie;    /* the sender's request, echoed back in acks and FIN */
+};
+
+#define CDN_WIRE_SYNC 0x1   /* the sender waits for a match (MPI_Ssend) */
+#define CDN_WIRE_RNDV 0x2   /* only the header came: the data is pulled after a match */
+
+struct cdn_transport_ops {
+    const char *name;
+    /* Open endpoints and publish addresses (before the PMIx fence). */
+    int (*init)(struct cdn_transport *tp);
+    /* Attach to / connect the peers (after the fence). */
+    int (*wireup)(struct cdn_transport *tp);
+    bool (*reaches)(struct cdn_transport *tp, int world_rank);
+    /* Send the message of a send request: eager or rendezvous, queued if
+     * the channel is full.  Completion comes back through cdn_p2p_send_done. */
+    int (*send)(struct cdn_transport *tp, struct cdn_request *sreq);
+    /* A receive matched a rendezvous header: move the data into it, then
+     * cdn_p2p_recv_done (and tell the sender). */
+    int (*pull)(struct cdn_transport *tp, struct cdn_request *rreq);
+    /* A synchronous eager message was matched: tell its sender. */
+    int (*ack)(struct cdn_transport *tp, int peer, uint64_t cookie);
+    /* Process what arrived; returns the number of events handled. */
+    int (*poll)(struct cdn_transport *tp);
+    /* The fd that becomes readable when something arrives (-1: none). */
+    int (*fd)(struct cdn_transport *tp);
+    /* About to sleep: ask peers to ring the doorbell.  Returns > 0 when work
+     * is already there (do not sleep). */
+    int (*arm)(struct cdn_transport *tp);
+    void (*disarm)(struct cdn_transport *tp);
+    void (*finalize)(struct cdn_transport *tp);
+};
+
+struct cdn_transport {
+    const struct cdn_transport_ops *ops;
+    size_t eager_limit;
+    void *priv;
+};
+
+/* Transports compiled in (each returns NULL when it does not apply to this job). */
+struct cdn_transport *cdn_shm_transport_create(void);
+
+/* ---- upcalls into the engine (progress/p2p.c) ---- */
+
+/* A message header (and, eager, its payload of h->bytes bytes) arrived
+ * from world rank peer.  raddr: rendezvous source address at the peer. */
+void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
+                     const void *payload, uint64_t raddr);
+/* The transport is done with a send request's buffer; matched: the
+ * receiver is known to have matched it (rendezvous FIN). */
+void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err);
+/* A synchronous send's eager message was matched (cookie: its request). */
+void cdn_p2p_acked(uint64_t cookie);
+/* Fill the header of a send request's message. */
+void cdn_p2p_wire_hdr(const struct cdn_request *sreq, struct cdn_wire_hdr *h);
+/* Pack a piece of a send's message into dst; returns the bytes packed. */
+size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, size_t len);
+/* The send's message as contiguous bytes (packed into a staging copy when
+ * the datatype is not contiguous); NULL when out of memory. */
+const void *cdn_p2p_send_contig(struct cdn_request *sreq);
+/* Rendezvous receive: the sender's request, data address and message size,
+ * how many bytes to move (the part that fits), and, when the receive buffer
+ * is contiguous, where they go (else NULL: use cdn_p2p_recv_data). */
+struct cdn_rndv {
+    int peer;
+    uint64_t cookie, raddr, len;
+    void *dst;
+};
+void cdn_p2p_rndv_info(struct cdn_request *rreq, struct cdn_rndv *out);
+/* Copy a piece of a rendezvous message into the receive's buffer. */
+void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len);
+/* A rendezvous receive has all its data. */
+void cdn_p2p_recv_done(struct cdn_request *rreq, int err);
+
+#endif

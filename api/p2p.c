@@ -273,6 +273,8 @@ static int do_probe(const char *fn, int source, int tag, MPI_Comm comm, bool tak
         return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", fn, flag == NULL && !wait ? "flag" : "message");
     int found = 0, idle = 0;
     struct cdn_request *msg = NULL;
+    if (wait)
+        cdn_progress_app_enter();
     for (;;) {
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
         rc = cdn_p2p_iprobe(c, source, tag, take, &found, status, &msg);
@@ -285,6 +287,8 @@ static int do_probe(const char *fn, int source, int tag, MPI_Comm comm, bool tak
             idle = 0;
         }
     }
+    if (wait)
+        cdn_progress_app_leave();
     if (flag != NULL)
         *flag = found;
     if (take && found)

@@ -346,6 +346,8 @@ static int anyof(const char *caller, int count, MPI_Request reqs[], int *index, 
         goto out;
     bool none;
     int idle = 0;
+    if (wait)
+        cdn_progress_app_enter();
     for (;;) {
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
         rc = any_pass(count, reqs, &s, index, &none, status, free_it);
@@ -363,6 +365,8 @@ static int anyof(const char *caller, int count, MPI_Request reqs[], int *index, 
             idle = 0;
         }
     }
+    if (wait)
+        cdn_progress_app_leave();
     if (flag != NULL)
         *flag = (*index != MPI_UNDEFINED || none);
     if (none)
@@ -543,6 +547,8 @@ static int someof(const char *caller, int count, MPI_Request reqs[], int *outcou
         goto out;
     bool none;
     int idle = 0;
+    if (wait)
+        cdn_progress_app_enter();
     for (;;) {
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
         rc = some_pass(count, reqs, &s, outcount, indices, statuses, free_it, &none);
@@ -560,6 +566,8 @@ static int someof(const char *caller, int count, MPI_Request reqs[], int *outcou
             idle = 0;
         }
     }
+    if (wait)
+        cdn_progress_app_leave();
 out:
     scratch_put(&s);
     return rc;

@@ -55,12 +55,14 @@ int cdn_bsend_detach(void *buf_addr, MPI_Count *size, const char *caller)
     if (buf_addr == NULL || size == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", caller, buf_addr == NULL ? "buffer_addr" : "size");
     /* Every buffered message must be on its way before the buffer goes back. */
+    cdn_progress_app_enter();
     while (atomic_load(&bs.inflight) > 0) {
         unsigned gen = atomic_load(&cdn_engine.gen);
         if (atomic_load(&bs.inflight) == 0 || cdn_progress_poll() > 0)
             continue;
         cdn_progress_block(gen);
     }
+    cdn_progress_app_leave();
     pthread_mutex_lock(&bs.lock);
     *(void **)buf_addr = bs.buf;
     *size = (MPI_Count)bs.size;

@@ -119,7 +119,12 @@ int cdn_progress_poll(void)
 {
     if (cdn_engine.ntransports == 0)
         return 0;
-    if (pthread_mutex_trylock(&cdn_engine.poll_lock) != 0)
+    bool busy = false;
+    for (int i = 0; i < cdn_engine.ntransports && !busy; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        busy = tp->ops->busy == NULL || tp->ops->busy(tp);
+    }
+    if (!busy || pthread_mutex_trylock(&cdn_engine.poll_lock) != 0)
         return 0;
     int n = 0;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -180,11 +185,13 @@ static bool gen_unchanged(unsigned gen)
 
 void cdn_progress_block(unsigned gen)
 {
+    cdn_progress_app_leave();  /* asleep: the progress thread takes over */
     bool expected = false;
     if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
         cdn_progress_epoll_sleep(100, gen_unchanged, gen);
         atomic_store(&epoll_app, false);
+        cdn_progress_app_enter();
         return;
     }
     atomic_fetch_add_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
@@ -193,6 +200,14 @@ void cdn_progress_block(unsigned gen)
     long timeout = (cdn_engine.thread_on || cdn_engine.ntransports == 0) ? 50000000L : 1000000L;
     futex_wait(&cdn_engine.gen, gen, timeout);
     atomic_fetch_sub_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
+    cdn_progress_app_enter();
+}
+
+void cdn_progress_park(void)
+{
+    unsigned v = atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed);
+    if (v > 0)
+        futex_wait(&cdn_engine.app_pollers, v, 1000000L);
 }
 
 struct cdn_transport *cdn_progress_transport_for(int world_rank)

@@ -42,6 +42,7 @@ struct cdn_engine {
     atomic_bool thread_stop;
     pthread_t thread;
     int spin_polls;               /* empty polls before sleeping */
+    atomic_uint app_pollers;      /* application threads polling in a blocking call */
 };
 
 extern struct cdn_engine cdn_engine;
@@ -56,7 +57,8 @@ void cdn_progress_finalize(void);
 int cdn_progress_poll(void);
 /* Something completed: wake threads sleeping on the generation. */
 void cdn_progress_signal(void);
-/* Sleep until the generation moves past gen (or something arrives). */
+/* Sleep until the generation moves past gen (or something arrives).  Called
+ * by application threads between cdn_progress_app_enter and _leave. */
 void cdn_progress_block(unsigned gen);
 /* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
  * no limit) unless work is there or still(arg) turns false; then disarm. */
@@ -65,6 +67,22 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
 void cdn_progress_kick(void);
 /* The transport that reaches a world rank, or NULL. */
 struct cdn_transport *cdn_progress_transport_for(int world_rank);
+
+/* An application thread starts / stops polling in a blocking call.  While
+ * one does, the progress thread stands aside (it would only compete for the
+ * same rings, often on the same core); it resumes within a millisecond
+ * once none does, e.g. when the waiter goes to sleep. */
+static inline void cdn_progress_app_enter(void)
+{
+    atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_relaxed);
+}
+static inline void cdn_progress_app_leave(void)
+{
+    atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_relaxed);
+}
+
+/* The progress thread's pause while application threads poll (<= 1 ms). */
+void cdn_progress_park(void);
 
 /* Progress thread (progress/thread.c). */
 int cdn_progress_thread_start(void);

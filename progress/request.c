@@ -159,6 +159,9 @@ void cdn_request_event(struct cdn_request *r)
 void cdn_request_wait(struct cdn_request *r)
 {
     int idle = 0;
+    if (cdn_request_done(r))
+        return;
+    cdn_progress_app_enter();
     while (!cdn_request_done(r)) {
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
         if (cdn_request_done(r))
@@ -178,4 +181,5 @@ void cdn_request_wait(struct cdn_request *r)
         cdn_progress_block(gen);
         idle = 0;
     }
+    cdn_progress_app_leave();
 }

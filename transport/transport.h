@@ -50,6 +50,9 @@ struct cdn_transport_ops {
     int (*ack)(struct cdn_transport *tp, int peer, uint64_t cookie);
     /* Process what arrived; returns the number of events handled. */
     int (*poll)(struct cdn_transport *tp);
+    /* Anything for poll to do?  A lock-free look, any thread, may err on
+     * the side of true (NULL: always poll). */
+    bool (*busy)(struct cdn_transport *tp);
     /* The fd that becomes readable when something arrives (-1: none). */
     int (*fd)(struct cdn_transport *tp);
     /* About to sleep: ask peers to ring the doorbell.  Returns > 0 when work

@@ -105,7 +105,7 @@ START_TEST(test_doorbell_wakes_sleeper)
         _exit(0);
     }
     shm_bell_arm(&s->bell);
-    ck_assert(!shm_ring_pending(&c));
+    ck_assert(!shm_ring_pending(&s->ring));
     struct pollfd pfd = {.fd = efd, .events = POLLIN};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -144,7 +144,7 @@ START_TEST(test_arm_then_check_sees_cell)
         if (pid < 0)
             produce(s, efd, (uint64_t)round, 1);
         shm_bell_arm(&s->bell);
-        if (!shm_ring_pending(&c)) {
+        if (!shm_ring_pending(&s->ring)) {
             struct pollfd pfd = {.fd = efd, .events = POLLIN};
             if (poll(&pfd, 1, 5000) != 1)
                 lost++;

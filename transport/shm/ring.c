@@ -56,10 +56,12 @@ void shm_ring_release(struct shm_cons *c)
     atomic_store_explicit(&c->ring->tail, c->tail, memory_order_release);
 }
 
-bool shm_ring_pending(struct shm_cons *c)
+bool shm_ring_pending(const struct shm_ring *r)
 {
-    c->head_seen = atomic_load_explicit(&c->ring->head, memory_order_seq_cst);
-    return c->head_seen != c->tail;
+    /* seq_cst: the doorbell re-check after arming must not be reordered
+     * before the arm (a plain load on x86 either way) */
+    return atomic_load_explicit(&r->head, memory_order_seq_cst) !=
+           atomic_load_explicit(&r->tail, memory_order_seq_cst);
 }
 
 void shm_bell_ring(struct shm_bell *b, int eventfd)

@@ -68,8 +68,9 @@ void shm_ring_commit(struct shm_prod *p);
 struct shm_cell *shm_ring_peek(struct shm_cons *c);
 /* Done with the cell peek returned. */
 void shm_ring_release(struct shm_cons *c);
-/* Anything unread (a fresh look at head, for the doorbell protocol). */
-bool shm_ring_pending(struct shm_cons *c);
+/* Anything unread: a fresh look at the shared indices only, so any thread
+ * may ask while the consumer works (the doorbell protocol's re-check). */
+bool shm_ring_pending(const struct shm_ring *r);
 
 /* Doorbell: after committing, wake the consumer if it sleeps. */
 void shm_bell_ring(struct shm_bell *b, int eventfd);

@@ -1,16 +1,15 @@
 /*
  * Shared-memory segments and doorbells of the shm transport (see shm.h).
  *
- * Before the fence: create our segment (/dev/shm/cadence.<pid>), an eventfd
- * doorbell and an abstract unix socket, and publish the segment's name.
- * After the fence: map every local peer's segment, then hand our eventfd to
- * each peer over its socket (SCM_RIGHTS: an eventfd cannot be opened by
- * name) and collect theirs.  A peer sends its fd only after it has mapped
- * every segment, so once we hold all fds every peer has attached ours and
- * we unlink it: nothing is left in /dev/shm even if the job is killed later.
+ * Before the fence: create our segment as a memfd, an eventfd doorbell and
+ * an abstract unix socket, and publish the socket's name.  After the fence:
+ * hand both fds to every local peer over its socket (SCM_RIGHTS) and map
+ * the segments the peers hand us.  A segment never has a name in /dev/shm:
+ * there is nothing to unlink, and nothing is left behind when a job is
+ * killed at any moment, even in the middle of MPI_Init.  (A named segment
+ * would live from its creation before the fence until every peer attached.)
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +19,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,38 +26,33 @@
 #include "runtime/pmix.h"
 #include "transport/shm/shm.h"
 
-#define SHM_MODEX_KEY "cdn.shm.seg"
+#define SHM_MODEX_KEY "cdn.shm.sock"  /* the abstract socket taking our fds */
 
-static socklen_t bell_addr(pid_t pid, struct sockaddr_un *a)
+/* An abstract unix socket address (no file) from its name. */
+static socklen_t sock_addr(const char *name, struct sockaddr_un *a)
 {
     memset(a, 0, sizeof *a);
     a->sun_family = AF_UNIX;
-    int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "cadence.%d.bell", (int)pid);
+    int n = snprintf(a->sun_path + 1, sizeof a->sun_path - 1, "%s", name);
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
 int shm_seg_create(struct shm_state *st)
 {
     st->seglen = sizeof(struct shm_seg) + (size_t)st->nlocal * sizeof(struct shm_ring);
-    snprintf(st->segname, sizeof st->segname, "/cadence.%d", (int)getpid());
-    int fd = shm_open(st->segname, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: cannot create %s: %s",
-                       st->segname, strerror(errno));
-    if (ftruncate(fd, (off_t)st->seglen) != 0) {
-        int e = errno;
-        close(fd);
-        shm_unlink(st->segname);
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: cannot size %s to %zu bytes: %s",
-                       st->segname, st->seglen, strerror(e));
-    }
-    st->seg = mmap(NULL, st->seglen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
+    snprintf(st->segname, sizeof st->segname, "cadence.%d.bell", (int)getpid());
+    st->segfd = memfd_create("cadence-shm", MFD_CLOEXEC);
+    if (st->segfd < 0)
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: cannot create a memfd: %s",
+                       strerror(errno));
+    if (ftruncate(st->segfd, (off_t)st->seglen) != 0)
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: cannot size the segment to %zu "
+                       "bytes: %s", st->seglen, strerror(errno));
+    st->seg = mmap(NULL, st->seglen, PROT_READ | PROT_WRITE, MAP_SHARED, st->segfd, 0);
     if (st->seg == MAP_FAILED) {
         st->seg = NULL;
-        shm_unlink(st->segname);
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: cannot map %s: %s", st->segname,
-                       strerror(errno));
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: cannot map %zu bytes: %s",
+                       st->seglen, strerror(errno));
     }
     st->seg->magic = SHM_MAGIC;
     st->seg->nlocal = (uint32_t)st->nlocal;
@@ -71,42 +64,40 @@ int shm_seg_create(struct shm_state *st)
     st->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     st->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_un a;
-    socklen_t alen = bell_addr(getpid(), &a);
+    socklen_t alen = sock_addr(st->segname, &a);
     if (st->efd < 0 || st->sock < 0 || bind(st->sock, (struct sockaddr *)&a, alen) != 0)
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: doorbell setup failed: %s",
                        strerror(errno));
     return cdn_modex_put(SHM_MODEX_KEY, st->segname, strlen(st->segname) + 1);
 }
 
-static int map_peer(struct shm_state *st, int i)
+/* What a peer published: its pid (CMA) and its socket's name. */
+static int peer_addr(struct shm_state *st, int i)
 {
     struct shm_peer *p = &st->peers[i];
-    char name[64];
-    size_t len = sizeof name;
-    int rc = cdn_modex_get(p->world, SHM_MODEX_KEY, name, &len);
+    size_t len = sizeof p->sockname;
+    int rc = cdn_modex_get(p->world, SHM_MODEX_KEY, p->sockname, &len);
     if (rc != MPI_SUCCESS)
         return rc;
+    p->sockname[sizeof p->sockname - 1] = '\0';
     len = sizeof p->pid;
-    rc = cdn_modex_get(p->world, CDN_MODEX_PID, &p->pid, &len);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    name[sizeof name - 1] = '\0';
-    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+    return cdn_modex_get(p->world, CDN_MODEX_PID, &p->pid, &len);
+}
+
+/* Map a peer's segment from the memfd it sent. */
+static int map_peer(struct shm_state *st, int i, int fd)
+{
+    struct shm_peer *p = &st->peers[i];
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: cannot open rank %d's segment "
-                       "%s: %s", p->world, name, strerror(e));
-    }
+    if (fstat(fd, &sb) != 0)
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: rank %d's segment: %s", p->world,
+                       strerror(errno));
     p->seglen = (size_t)sb.st_size;
     p->seg = mmap(NULL, p->seglen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (p->seg == MAP_FAILED || p->seg->magic != SHM_MAGIC || (int)p->seg->nlocal != st->nlocal) {
         p->seg = NULL;
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: rank %d's segment %s is not "
-                       "usable", p->world, name);
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: rank %d's segment is not usable",
+                       p->world);
     }
     atomic_fetch_add(&p->seg->attached, 1);
     shm_prod_open(&p->prod, &p->seg->rings[st->me]);
@@ -117,12 +108,12 @@ static int map_peer(struct shm_state *st, int i)
 static int send_bell(struct shm_state *st, int i)
 {
     struct sockaddr_un a;
-    socklen_t alen = bell_addr(st->peers[i].pid, &a);
+    socklen_t alen = sock_addr(st->peers[i].sockname, &a);
     int me = st->me;
     struct iovec iov = {.iov_base = &me, .iov_len = sizeof me};
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(2 * sizeof(int))];
     } ctl;
     memset(&ctl, 0, sizeof ctl);
     struct msghdr m = {.msg_name = &a, .msg_namelen = alen, .msg_iov = &iov, .msg_iovlen = 1,
@@ -130,37 +121,43 @@ static int send_bell(struct shm_state *st, int i)
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &st->efd, sizeof(int));
+    c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+    int fds[2] = {st->segfd, st->efd};
+    memcpy(CMSG_DATA(c), fds, sizeof fds);
     if (sendmsg(st->sock, &m, 0) == (ssize_t)sizeof me)
         return 1;
     return (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED ||
             errno == ENOENT) ? 0 : -1;
 }
 
+/* Take one peer's segment and doorbell: 1 done, 0 nothing (yet), < 0 an
+ * MPI error code. */
 static int recv_bell(struct shm_state *st)
 {
     int who = -1;
     struct iovec iov = {.iov_base = &who, .iov_len = sizeof who};
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(2 * sizeof(int))];
     } ctl;
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
                        .msg_controllen = sizeof ctl.buf};
     if (recvmsg(st->sock, &m, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof who)
         return 0;
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    if (c == NULL || c->cmsg_type != SCM_RIGHTS || who < 0 || who >= st->nlocal || who == st->me)
+    if (c == NULL || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(2 * sizeof(int)))
         return 0;
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    if (st->peers[who].efd >= 0) {
-        close(fd);
+    int fds[2];
+    memcpy(fds, CMSG_DATA(c), sizeof fds);
+    if (who < 0 || who >= st->nlocal || who == st->me || st->peers[who].efd >= 0) {
+        close(fds[0]);
+        close(fds[1]);
         return 0;
     }
-    st->peers[who].efd = fd;
-    return 1;
+    int rc = map_peer(st, who, fds[0]);
+    close(fds[0]);
+    st->peers[who].efd = fds[1];
+    return rc == MPI_SUCCESS ? 1 : rc;
 }
 
 int shm_seg_attach_all(struct shm_state *st)
@@ -168,12 +165,13 @@ int shm_seg_attach_all(struct shm_state *st)
     for (int i = 0; i < st->nlocal; i++) {
         if (i == st->me)
             continue;
-        int rc = map_peer(st, i);
+        int rc = peer_addr(st, i);
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    /* Doorbell fds: send ours to everyone, collect theirs; nonblocking both
-     * ways so no pair of processes can wait on each other's full queue. */
+    /* Segment and doorbell fds: send ours to everyone, collect theirs;
+     * nonblocking both ways so no pair of processes can wait on each
+     * other's full socket queue. */
     int to_send = st->nlocal - 1, to_recv = st->nlocal - 1;
     bool *sent = calloc((size_t)st->nlocal, sizeof *sent);
     if (sent == NULL)
@@ -195,8 +193,14 @@ int shm_seg_attach_all(struct shm_state *st)
                 to_send--;
             }
         }
-        while (to_recv > 0 && recv_bell(st))
+        int got;
+        while (to_recv > 0 && (got = recv_bell(st)) != 0) {
+            if (got < 0) {
+                free(sent);
+                return got;
+            }
             to_recv--;
+        }
         if (to_send > 0 || to_recv > 0) {
             struct pollfd pfd = {.fd = st->sock, .events = POLLIN};
             poll(&pfd, 1, 10);
@@ -211,11 +215,8 @@ int shm_seg_attach_all(struct shm_state *st)
     free(sent);
     close(st->sock);
     st->sock = -1;
-    /* Every peer mapped every segment before sending its doorbell. */
-    while (atomic_load(&st->seg->attached) < st->nlocal - 1)
-        sched_yield();
-    shm_unlink(st->segname);
-    st->unlinked = true;
+    close(st->segfd);  /* the mappings keep the memory */
+    st->segfd = -1;
     return MPI_SUCCESS;
 }
 
@@ -230,8 +231,8 @@ void shm_seg_destroy(struct shm_state *st)
     }
     if (st->seg != NULL)
         munmap(st->seg, st->seglen);
-    if (!st->unlinked && st->segname[0])
-        shm_unlink(st->segname);
+    if (st->segfd >= 0)
+        close(st->segfd);
     if (st->efd >= 0)
         close(st->efd);
     if (st->sock >= 0)

@@ -28,6 +28,7 @@
 #include "progress/request.h"
 #include "runtime/error.h"
 #include "transport/shm/shm.h"
+#include "transport/shm/tsan.h"
 
 enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA };
 
@@ -85,6 +86,7 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
     struct shm_cell *c = shm_ring_reserve(&p->prod);
     if (c == NULL)
         return false;
+    SHM_HB_RELEASE(sreq);
     cdn_p2p_wire_hdr(sreq, &c->h);
     if (c->h.bytes <= st->tp.eager_limit) {
         c->type = C_EAGER;
@@ -247,7 +249,10 @@ static int shm_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
  * or an errno (EPERM/ENOSYS: CMA not permitted here). */
 static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct cdn_rndv *rv)
 {
-    static _Thread_local char *bounce;
+    char *bounce = NULL;  /* non-contiguous receive: read in chunks, unpack each */
+    if (rv->dst == NULL && rv->len > 0 &&
+        (bounce = malloc(rv->len < CMA_CHUNK ? (size_t)rv->len : CMA_CHUNK)) == NULL)
+        return ENOMEM;
     uint64_t off = 0;
     while (off < rv->len) {
         uint64_t want = rv->len - off;
@@ -255,20 +260,22 @@ static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct c
         if (rv->dst != NULL) {
             dst = (char *)rv->dst + off;
         } else {
-            if (bounce == NULL && (bounce = malloc(CMA_CHUNK)) == NULL)
-                return ENOMEM;
             dst = bounce;
             want = want < CMA_CHUNK ? want : CMA_CHUNK;
         }
         struct iovec l = {.iov_base = dst, .iov_len = (size_t)want};
         struct iovec r = {.iov_base = (void *)(uintptr_t)(rv->raddr + off), .iov_len = (size_t)want};
         ssize_t n = process_vm_readv(p->pid, &l, 1, &r, 1, 0);
-        if (n <= 0)
-            return n < 0 ? errno : EIO;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            free(bounce);
+            return e;
+        }
         if (rv->dst == NULL)
             cdn_p2p_recv_data(rreq, off, bounce, (size_t)n);
         off += (uint64_t)n;
     }
+    free(bounce);
     return 0;
 }
 
@@ -291,6 +298,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
         p->cma_ok = false;  /* not permitted: two copies through the ring from now on */
     }
     rreq->u.p2p.moved = 0;
+    SHM_HB_RELEASE(rreq);
     send_ctrl(st, p, C_CTS, rv.cookie, (uint64_t)(uintptr_t)rreq, rv.len);
     if (rv.len == 0)
         cdn_p2p_recv_done(rreq, MPI_SUCCESS);
@@ -329,6 +337,10 @@ static void on_data(const struct shm_cell *c)
 
 static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
 {
+    if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS)
+        SHM_HB_ACQUIRE(c->a);
+    else if (c->type == C_DATA)
+        SHM_HB_ACQUIRE(c->b);
     switch (c->type) {
     case C_EAGER:
         cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0);
@@ -372,11 +384,11 @@ static int shm_poll(struct cdn_transport *tp)
     if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0) {
         for (int i = 0; i < st->nlocal; i++) {
             struct shm_peer *p = &st->peers[i];
-            if (i == st->me || p->outq == NULL)
+            if (i == st->me)
                 continue;
             struct cdn_request *done = NULL, *streamed = NULL;
             pthread_mutex_lock(&p->lock);
-            int m = flush(st, p, &done, &streamed);
+            int m = p->outq != NULL ? flush(st, p, &done, &streamed) : 0;
             pthread_mutex_unlock(&p->lock);
             if (m > 0) {
                 shm_bell_ring(&p->seg->bell, p->efd);
@@ -386,6 +398,17 @@ static int shm_poll(struct cdn_transport *tp)
         }
     }
     return n;
+}
+
+static bool shm_busy(struct cdn_transport *tp)
+{
+    struct shm_state *st = state_of(tp);
+    if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0)
+        return true;
+    for (int i = 0; i < st->nlocal; i++)
+        if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
+            return true;
+    return false;
 }
 
 static int shm_fd(struct cdn_transport *tp)
@@ -398,7 +421,7 @@ static int shm_arm(struct cdn_transport *tp)
     struct shm_state *st = state_of(tp);
     shm_bell_arm(&st->seg->bell);
     for (int i = 0; i < st->nlocal; i++)
-        if (i != st->me && shm_ring_pending(&st->peers[i].cons))
+        if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
             return 1;
     return atomic_load(&st->queued) > 0 ? 2 : 0;
 }
@@ -449,6 +472,7 @@ static const struct cdn_transport_ops shm_ops = {
     .pull = shm_pull,
     .ack = shm_ack,
     .poll = shm_poll,
+    .busy = shm_busy,
     .fd = shm_fd,
     .arm = shm_arm,
     .disarm = shm_disarm,
@@ -485,7 +509,7 @@ struct cdn_transport *cdn_shm_transport_create(void)
         if (peers[i] == cdn_job_rank())
             st->me = i;
     }
-    st->efd = st->sock = -1;
+    st->efd = st->sock = st->segfd = -1;
     st->cma = cdn_progress_param_long("CADENCE_SHM_CMA", 1, 0, 1) != 0;
     long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 8192, 0, (long)SHM_CELL_PAYLOAD);
     st->tp.ops = &shm_ops;

@@ -3,13 +3,13 @@
  * (segments, attach, doorbell fds) and shm.c (the ops table: protocols,
  * outbound queues, polling).
  *
- * Segments: one per process, created by the process itself before the
- * fence, holding its inbound rings (one per local sender) and its doorbell.
- * Per-process rather than one per node: nobody waits for a node leader to
- * create anything before the fence, each process sizes and first-touches
- * its own inbound memory (NUMA-local to the receiver, who reads it most),
- * and a segment's owner can unlink it on its own as soon as every peer has
- * attached.
+ * Segments: one per process (a memfd, never a file in /dev/shm), created
+ * by the process itself before the fence, holding its inbound rings (one
+ * per local sender) and its doorbell.  Per-process rather than one per
+ * node: nobody waits for a node leader to create anything, each process
+ * sizes and first-touches its own inbound memory (NUMA-local to the
+ * receiver, who reads it most), and each is handed to the peers with the
+ * doorbell eventfd in one SCM_RIGHTS message.
  */
 #ifndef CDN_SHM_H
 #define CDN_SHM_H
@@ -36,6 +36,7 @@ struct shm_out;  /* an item waiting for ring space (shm.c) */
 struct shm_peer {
     int world;                       /* world rank */
     pid_t pid;
+    char sockname[64];               /* its abstract socket (wire-up) */
     int efd;                         /* its doorbell */
     struct shm_seg *seg;             /* its segment, mapped here */
     size_t seglen;
@@ -54,8 +55,8 @@ struct shm_state {
     int world_size;
     struct shm_seg *seg;             /* ours */
     size_t seglen;
-    char segname[64];
-    bool unlinked;
+    int segfd;                       /* its memfd, until every peer has it */
+    char segname[64];                /* our abstract socket's name */
     int efd;                         /* our doorbell */
     int sock;                        /* doorbell fd exchange (wire-up only) */
     bool cma;                        /* CADENCE_SHM_CMA */

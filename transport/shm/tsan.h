@@ -1,0 +1,21 @@
+/*
+ * Happens-before across processes, told to ThreadSanitizer.  A request's
+ * address travels to a peer and comes back in a control cell (FIN, ACK,
+ * CTS, DATA); the order is real, but it passes through another process's
+ * memory writes, which TSan cannot see.  Release when the address leaves,
+ * acquire when it comes back.  No code outside TSan builds.
+ */
+#ifndef CDN_SHM_TSAN_H
+#define CDN_SHM_TSAN_H
+
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define SHM_HB_RELEASE(p) __tsan_release((void *)(p))
+#define SHM_HB_ACQUIRE(p) __tsan_acquire((void *)(p))
+#else
+#define SHM_HB_RELEASE(p) ((void)(p))
+#define SHM_HB_ACQUIRE(p) ((void)(p))
+#endif
+
+#endif

@@ -16,7 +16,8 @@
 #include "runtime/datatype_impl.h"
 #include "runtime/error.h"
 
-/* t repeated at `stride` bytes apart: t resized to that extent (t is released). */
+/* t resized to [0, extent) (t is released): t repeated at `extent` bytes apart,
+ * or, as the last step, the type of the whole array. */
 static struct cdn_datatype *with_stride(struct cdn_datatype *t, MPI_Aint stride)
 {
     if (t == NULL)
@@ -33,15 +34,6 @@ static struct cdn_datatype *range(struct cdn_datatype *t, MPI_Aint stride, MPI_C
     return cdn_dt_make_pieces(1, &p, false);
 }
 
-/* The last step: the type of the whole array, resized to it (t is released). */
-static struct cdn_datatype *whole(struct cdn_datatype *t, MPI_Aint extent)
-{
-    if (t == NULL)
-        return NULL;
-    struct cdn_datatype *r = cdn_dt_make_resized(t, 0, extent);
-    cdn_datatype_release(t);
-    return r;
-}
 
 struct cdn_datatype *cdn_dt_make_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
                                           const MPI_Count *starts, int order, struct cdn_datatype *old)
@@ -56,7 +48,7 @@ struct cdn_datatype *cdn_dt_make_subarray(int ndims, const MPI_Count *sizes, con
         cdn_datatype_release(s);
         stride *= sizes[d];
     }
-    return whole(t, stride);
+    return with_stride(t, stride);
 }
 
 /* Local part of one darray dimension, in elements of t spaced `stride` bytes. */
@@ -157,7 +149,7 @@ struct cdn_datatype *cdn_dt_make_darray(int size, int rank, int ndims, const MPI
         stride *= gsizes[d];
     }
     free(coords);
-    t = whole(t, stride);
+    t = with_stride(t, stride);
     if (t == NULL)
         *err = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     return t;

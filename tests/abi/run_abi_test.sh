@@ -13,13 +13,7 @@
 # sets them).  Exit 77 (meson's skip) when MPICH's compiler is missing.
 set -u
 
-if ! command -v mpicc.mpich >/dev/null 2>&1; then
-    echo "SKIP: mpicc.mpich not found (apt-get install libmpich-dev)"
-    exit 77
-fi
-: "${CADENCE_BUILD_ROOT:?must name the meson build directory}"
-: "${CADENCE_SOURCE_ROOT:?must name the source tree}"
-build=$(cd "$CADENCE_BUILD_ROOT" && pwd -P) || exit 1
+. "${CADENCE_SOURCE_ROOT:?must name the source tree}/tests/mpich_env.sh"
 src=$(cd "$CADENCE_SOURCE_ROOT" && pwd -P) || exit 1
 here=$src/tests/abi
 cadence_cc=$build/tools/mpicc

@@ -91,8 +91,10 @@ meson)
     install_tree
     mkdir "$tmp/nopc"
     # An empty pkg-config path: Debian's Open MPI (ompi-c.pc), if installed,
-    # must not be what meson finds; Cadence is found through MPICC.
-    MPICC=$prefix/bin/mpicc PKG_CONFIG_LIBDIR=$tmp/nopc run meson setup "$tmp/meson" \
+    # must not be what meson finds; Cadence is found through MPICC and PATH
+    # (meson also tries `mpicc` from PATH and keeps the highest version, so
+    # Cadence's bin goes first, as a user selecting Cadence would have it).
+    PATH=$prefix/bin:$PATH MPICC=$prefix/bin/mpicc PKG_CONFIG_LIBDIR=$tmp/nopc run meson setup "$tmp/meson" \
         "$src/tests/discovery/mesonproj" -Dhello_source="$hello" >"$tmp/meson.log" 2>&1 ||
         { cat "$tmp/meson.log"; fail "meson setup"; }
     grep -q "Run-time dependency MPI for c found: YES" "$tmp/meson.log" || { cat "$tmp/meson.log"; fail "mpi not found"; }

@@ -34,6 +34,18 @@ expect_fast() {  # the job must end promptly once a rank failed
     [ "$ms" -lt $(( $1 * 1000 )) ] || fail "took $ms ms, more than $1 s"
 }
 
+# start_waiting_job: a 2-rank job in the background ($mp: timeout(1) running
+# mpirun), once both ranks wait in a loop reporting SIGTERM/SIGINT
+start_waiting_job() {
+    timeout -k 5 60 "$mpirun" -n 2 "$prog" term >"$work/out" 2>&1 </dev/null &
+    mp=$!
+    for _ in $(seq 100); do
+        [ "$(grep -c waiting "$work/out")" -eq 2 ] && break
+        sleep 0.1
+    done
+    [ "$(grep -c waiting "$work/out")" -eq 2 ] || fail "ranks did not start: $(cat "$work/out")"
+}
+
 leftovers() {
     local pids=()
     for e in /proc/[0-9]*/environ; do
@@ -139,13 +151,7 @@ timeout)
     expect_rc 124
     ok "--timeout ends a hung job" ;;
 signal-forward)
-    timeout -k 5 60 "$mpirun" -n 2 "$prog" term >"$work/out" 2>&1 </dev/null &
-    mp=$!
-    for _ in $(seq 100); do
-        [ "$(grep -c waiting "$work/out")" -eq 2 ] && break
-        sleep 0.1
-    done
-    [ "$(grep -c waiting "$work/out")" -eq 2 ] || fail "ranks did not start: $(cat "$work/out")"
+    start_waiting_job
     kill -TERM $(pgrep -P $mp)   # the mpirun under timeout(1)
     wait $mp; rc=$?
     out=$(cat "$work/out")
@@ -153,6 +159,14 @@ signal-forward)
     expect_out '^rank 0 got signal 15$'; expect_out '^rank 1 got signal 15$'
     expect_out 'received signal 15'
     ok "SIGTERM is forwarded to every rank" ;;
+mpirun-killed)
+    start_waiting_job
+    kill -KILL $(pgrep -P $mp)   # mpirun cannot clean up: the kernel ends its ranks
+    wait $mp
+    sleep 0.5
+    # what only mpirun would have removed is the test's to clean
+    rm -rf "$TMPDIR"/cadence-mpirun.*
+    ok "ranks die with a SIGKILLed mpirun" ;;
 stdio-lines)
     run -l -n 4 "$prog" lines 200
     expect_rc 0

@@ -238,18 +238,32 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return 0;
 }
 
-/* Files a rank may have left when it was killed before cleaning up. */
+static void unlink_matching(const char *pattern)
+{
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+        globfree(&g);
+    }
+}
+
+/* Files a rank may have left when it was killed before cleaning up: the
+ * shared-memory transport names its files after the job or the rank's pid. */
 static void remove_leftovers(void)
 {
     if (job.tmpdir[0] != '\0')
         nftw(job.tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     char pattern[320];
     snprintf(pattern, sizeof pattern, "/dev/shm/cadence.%s.*", job.nspace);
-    glob_t g;
-    if (glob(pattern, 0, NULL, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; i++)
-            unlink(g.gl_pathv[i]);
-        globfree(&g);
+    unlink_matching(pattern);
+    for (int i = 0; i < job.size; i++) {
+        if (job.ranks == NULL || job.ranks[i].pid <= 0)
+            continue;
+        snprintf(pattern, sizeof pattern, "/dev/shm/cadence.%d", (int)job.ranks[i].pid);
+        unlink(pattern);
+        snprintf(pattern, sizeof pattern, "/dev/shm/cadence.%d.*", (int)job.ranks[i].pid);
+        unlink_matching(pattern);
     }
 }
 

@@ -35,8 +35,17 @@ static struct cdn_datatype *range(struct cdn_datatype *t, MPI_Aint stride, MPI_C
 }
 
 
-struct cdn_datatype *cdn_dt_make_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
-                                          const MPI_Count *starts, int order, struct cdn_datatype *old)
+/* What dimension d keeps of t, whose elements lie `stride` bytes apart. */
+typedef struct cdn_datatype *(*dim_select)(struct cdn_datatype *t, MPI_Aint stride, int d,
+                                           const void *args);
+
+/* The walk both constructors share: from the fastest-varying dimension,
+ * space the type built so far at the extent of that dimension's global
+ * elements, keep what `select` keeps, and resize the result to the whole
+ * array.  Returns NULL when out of memory. */
+static struct cdn_datatype *by_dimension(struct cdn_datatype *old, int ndims, int order,
+                                         const MPI_Count *gsizes, dim_select select,
+                                         const void *args)
 {
     MPI_Aint stride = old->ub - old->lb;
     cdn_datatype_retain(old);
@@ -44,11 +53,29 @@ struct cdn_datatype *cdn_dt_make_subarray(int ndims, const MPI_Count *sizes, con
     for (int k = 0; k < ndims && t != NULL; k++) {
         int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
         struct cdn_datatype *s = with_stride(t, stride);
-        t = s == NULL ? NULL : range(s, stride, starts[d], subsizes[d]);
+        t = s == NULL ? NULL : select(s, stride, d, args);
         cdn_datatype_release(s);
-        stride *= sizes[d];
+        stride *= gsizes[d];
     }
     return with_stride(t, stride);
+}
+
+struct subarray_args {
+    const MPI_Count *subsizes, *starts;
+};
+
+static struct cdn_datatype *subarray_dim(struct cdn_datatype *t, MPI_Aint stride, int d,
+                                         const void *args)
+{
+    const struct subarray_args *a = args;
+    return range(t, stride, a->starts[d], a->subsizes[d]);
+}
+
+struct cdn_datatype *cdn_dt_make_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
+                                          const MPI_Count *starts, int order, struct cdn_datatype *old)
+{
+    struct subarray_args a = {subsizes, starts};
+    return by_dimension(old, ndims, order, sizes, subarray_dim, &a);
 }
 
 /* Local part of one darray dimension, in elements of t spaced `stride` bytes. */
@@ -80,6 +107,19 @@ static struct cdn_datatype *darray_dim(struct cdn_datatype *t, MPI_Aint stride, 
     struct cdn_datatype *r = cdn_dt_make_pieces(2, pc, false);
     cdn_datatype_release(vec);
     return r;
+}
+
+struct darray_args {
+    const MPI_Count *gsizes;
+    const int *distribs, *dargs, *psizes, *coords;
+};
+
+static struct cdn_datatype *darray_select(struct cdn_datatype *t, MPI_Aint stride, int d,
+                                          const void *args)
+{
+    const struct darray_args *a = args;
+    return darray_dim(t, stride, a->gsizes[d], a->distribs[d], a->dargs[d], a->psizes[d],
+                      a->coords[d]);
 }
 
 static int darray_check(int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
@@ -138,18 +178,9 @@ struct cdn_datatype *cdn_dt_make_darray(int size, int rank, int ndims, const MPI
         coords[d] = r % psizes[d];
         r /= psizes[d];
     }
-    MPI_Aint stride = old->ub - old->lb;
-    cdn_datatype_retain(old);
-    struct cdn_datatype *t = old;
-    for (int k = 0; k < ndims && t != NULL; k++) {
-        int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
-        struct cdn_datatype *s = with_stride(t, stride);
-        t = s == NULL ? NULL : darray_dim(s, stride, gsizes[d], distribs[d], dargs[d], psizes[d], coords[d]);
-        cdn_datatype_release(s);
-        stride *= gsizes[d];
-    }
+    struct darray_args a = {gsizes, distribs, dargs, psizes, coords};
+    struct cdn_datatype *t = by_dimension(old, ndims, order, gsizes, darray_select, &a);
     free(coords);
-    t = with_stride(t, stride);
     if (t == NULL)
         *err = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     return t;

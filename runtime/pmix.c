@@ -39,12 +39,21 @@ static bool value_to_long(const pmix_value_t *v, long *out)
     }
 }
 
-static bool get_long(pmix_rank_t rank, const char *key, long *out)
+/* rank's value of key in our job (NULL if absent); release it with PMIX_VALUE_RELEASE. */
+static pmix_value_t *get(pmix_rank_t rank, const char *key, pmix_status_t *rc)
 {
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, me.nspace, rank);
     pmix_value_t *v = NULL;
-    if (PMIx_Get(&p, key, NULL, 0, &v) != PMIX_SUCCESS || v == NULL)
+    *rc = PMIx_Get(&p, key, NULL, 0, &v);
+    return *rc == PMIX_SUCCESS ? v : NULL;
+}
+
+static bool get_long(pmix_rank_t rank, const char *key, long *out)
+{
+    pmix_status_t rc;
+    pmix_value_t *v = get(rank, key, &rc);
+    if (v == NULL)
         return false;
     bool ok = value_to_long(v, out);
     PMIX_VALUE_RELEASE(v);
@@ -53,10 +62,9 @@ static bool get_long(pmix_rank_t rank, const char *key, long *out)
 
 static char *get_string(pmix_rank_t rank, const char *key)
 {
-    pmix_proc_t p;
-    PMIX_LOAD_PROCID(&p, me.nspace, rank);
-    pmix_value_t *v = NULL;
-    if (PMIx_Get(&p, key, NULL, 0, &v) != PMIX_SUCCESS || v == NULL)
+    pmix_status_t rc;
+    pmix_value_t *v = get(rank, key, &rc);
+    if (v == NULL)
         return NULL;
     char *s = v->type == PMIX_STRING && v->data.string != NULL ? strdup(v->data.string) : NULL;
     PMIX_VALUE_RELEASE(v);
@@ -177,11 +185,9 @@ int cdn_modex_get(int rank, const char *key, void *buf, size_t *len)
 {
     if (!connected)
         return cdn_err(MPI_ERR_OTHER, "no launcher: rank %d published no %s", rank, key);
-    pmix_proc_t p;
-    PMIX_LOAD_PROCID(&p, me.nspace, (pmix_rank_t)rank);
-    pmix_value_t *v = NULL;
-    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &v);
-    if (rc != PMIX_SUCCESS || v == NULL)
+    pmix_status_t rc;
+    pmix_value_t *v = get((pmix_rank_t)rank, key, &rc);
+    if (v == NULL)
         return cdn_err(MPI_ERR_OTHER, "rank %d published no %s: %s", rank, key,
                        PMIx_Error_string(rc));
     if (v->type != PMIX_BYTE_OBJECT) {

@@ -65,19 +65,13 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
+/* Only this thread writes mpirun's stdout/stderr, so a tag and its line
+ * written back to back stay together. */
 static void emit(int fd, int rank, const char *p, size_t n)
 {
     if (job.tag_output) {
         char tag[32];
         int t = snprintf(tag, sizeof tag, "[%d] ", rank);
-        char *line = malloc((size_t)t + n);
-        if (line != NULL) {  /* one write per line keeps lines whole */
-            memcpy(line, tag, (size_t)t);
-            memcpy(line + t, p, n);
-            write_all(fd, line, (size_t)t + n);
-            free(line);
-            return;
-        }
         write_all(fd, tag, (size_t)t);
     }
     write_all(fd, p, n);
@@ -211,7 +205,7 @@ static void check_abort(void)
     if (!killing)
         fprintf(stderr, MPIRUN_NAME ": rank %d (pid %d) aborted the job (exit code %d)\n", rank,
                 (int)pid, code);
-    if (exit_code < 0 || !killing)
+    if (!killing)  /* the abort is the cause, whatever exited non-zero before it */
         exit_code = code;
     end_job(code, SIGTERM, FAIL_GRACE_MS);
 }

@@ -26,6 +26,15 @@ struct cdn_comm *cdn_comm_get(MPI_Comm handle)
     return NULL;
 }
 
+int cdn_comm_neighbors(struct cdn_comm *comm, int *indegree, const int **sources,
+                       int *outdegree, const int **destinations)
+{
+    (void)comm;
+    *indegree = *outdegree = 0;
+    *sources = *destinations = NULL;
+    return MPI_ERR_TOPOLOGY;    /* the predefined communicators have no topology */
+}
+
 struct cdn_errhandler *cdn_comm_errh(struct cdn_comm *comm)
 {
     return atomic_load_explicit(&comm->errh, memory_order_acquire);

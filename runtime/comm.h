@@ -13,15 +13,37 @@
 
 struct cdn_errhandler;
 
+/*
+ * Contexts: a communicator owns two matching contexts.  context_id (even)
+ * carries the user's point-to-point traffic; context_id + 1 (CDN_COMM_CTX_COLL)
+ * carries everything Cadence sends internally on the communicator's behalf.
+ * On that internal context, tags >= 0 belong to collectives (coll/, sched/),
+ * tags <= CDN_TAG_COMM_BASE to communicator management (context-id agreement,
+ * intercommunicator setup), so the two never match each other's messages.
+ */
+#define CDN_COMM_CTX_COLL(c) ((c)->context_id + 1)
+#define CDN_TAG_COMM_BASE (-4096)
+
 struct cdn_comm {
     MPI_Comm handle;
     int rank, size;
-    uint32_t context_id;                    /* point-to-point matching context */
+    uint32_t context_id;                    /* point-to-point matching context (even) */
     const int *world_ranks;                 /* rank i is world rank world_ranks[i]; NULL: i */
     _Atomic(struct cdn_errhandler *) errh;
     pthread_mutex_t lock;                   /* name */
     char name[MPI_MAX_OBJECT_NAME];
+    /* Collectives' per-communicator state (owned by coll/): created on first
+     * use; coll_free, when set, is called once as the communicator is
+     * destroyed. */
+    void *coll;
+    void (*coll_free)(struct cdn_comm *comm);
 };
+
+/* Topology neighbours of comm for neighbourhood collectives, in the order
+ * MPI_Dist_graph_neighbors / MPI_Cart (-1,+1 per dimension) define; the
+ * arrays stay owned by comm.  MPI_ERR_TOPOLOGY when comm has no topology. */
+int cdn_comm_neighbors(struct cdn_comm *comm, int *indegree, const int **sources,
+                       int *outdegree, const int **destinations);
 
 /* The world rank of a rank of comm (for transports' addressing). */
 static inline int cdn_comm_world_rank(const struct cdn_comm *comm, int rank)

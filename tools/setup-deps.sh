@@ -6,13 +6,13 @@
 # Tests also use Debian's MPICH (the ABI test), CMake (the FindMPI test) and
 # Slurm (srun --mpi=pmix on a private one-node cluster).
 #   tools/setup-deps.sh          what the build and the tests need
-#   tools/setup-deps.sh --bench  also Open MPI, for tools/bench's side-by-side runs
+#   tools/setup-deps.sh --bench  also Open MPI and gnuplot, for tools/bench's side-by-side runs
 set -eu
 
 packages="build-essential pkg-config python3 meson ninja-build libpmix-dev libhwloc-dev
 libfabric-dev libucx-dev libibverbs-dev check libmpich-dev mpich cmake slurm-wlm"
 if [ "${1:-}" = "--bench" ]; then
-    packages="$packages openmpi-bin libopenmpi-dev"
+    packages="$packages openmpi-bin libopenmpi-dev gnuplot-nox"
 fi
 
 missing=""

@@ -2,18 +2,24 @@
 """Run Cadence, Debian's MPICH and Debian's Open MPI side by side.
 
     tools/bench/compare.py [--reps N] [--out DIR] [BENCH ...]
+    tools/bench/compare.py p2p          # latency bw bibw rate overlap
 
 Each benchmark is built with every MPI's own compiler wrapper and run with
 its own launcher in the same invocation, alternating between the MPIs on
 every repetition so that the noise of this shared machine hits all of them
-alike.  Results go to DIR/<bench>.csv (one row per measurement) and
-DIR/<bench>.png when matplotlib is installed; the summary printed at the end
-gives each MPI's median and its ratio to Cadence's -- compare ratios, not
-absolute times.
+alike.  Results go to DIR/<bench>.csv (one row per measurement),
+DIR/<bench>.ratios.csv (medians and each MPI's ratio to Cadence) and
+DIR/<bench>.png when gnuplot is installed; the summary printed at the end
+gives the same medians and ratios -- compare ratios, not absolute times.
 
 Benchmarks:
   startup   wall time of `<launcher> -n 2 hello` (examples/hello.c)
   pack      pack_bench.c: MPI_Pack of a strided vector vs memcpy (ratio)
+  latency   p2pbench.c, 2 ranks: ping-pong half round trip (us)
+  bw, bibw  p2pbench.c: uni- and bidirectional bandwidth, windows of 64 (MB/s)
+  rate      p2pbench.c: 8-byte message rate (msg/s)
+  overlap   p2pbench.c: Isend/Irecv + compute + Wait against the parts (%)
+  p2p       all five p2pbench tests
 
 An MPI whose compiler wrapper or launcher is missing is left out with a note
 (tools/setup-deps.sh --bench installs MPICH and Open MPI).
@@ -76,79 +82,114 @@ def bench_startup(mpis, reps, tmp):
     return rows
 
 
-def program_bench(source, nprocs, param_col, value_col, unit):
-    """A C benchmark printing CSV (header first); one row per param."""
-    def run(mpis, reps, tmp):
+def program_bench(source, nprocs, args, fields=None):
+    """A C benchmark printing CSV rows "param,value[,unit]"-like records.
+
+    fields: the column names when the program prints no header; rows are
+    kept when their first column equals args[0] (p2pbench prints
+    "test,bytes,value,unit").  With a header, param/value/unit columns are
+    read by name from it (pack_bench prints "block_bytes,...,ratio")."""
+    def run(mpis, nreps, tmp):
         exes = {}
         for name, cc, launcher, env in mpis:
             exes[name] = os.path.join(tmp, f"{os.path.basename(source)}.{name}")
-            build(cc, os.path.join(ROOT, "tools", "bench", source), exes[name])
+            if not os.path.exists(exes[name]):
+                build(cc, os.path.join(ROOT, "tools", "bench", source), exes[name])
         rows = []
-        for rep in range(1, reps + 1):
+        for rep in range(1, nreps + 1):
             for name, cc, launcher, env in mpis:
-                r = subprocess.run(launcher + ["-n", str(nprocs), exes[name], name],
+                r = subprocess.run(launcher + ["-n", str(nprocs), exes[name]] + args,
                                    env={**os.environ, **env}, capture_output=True, text=True,
-                                   timeout=600)
+                                   timeout=900)
                 if r.returncode != 0:
-                    raise SystemExit(f"{name}: {source} failed: {r.stderr}")
-                table = list(csv.DictReader(r.stdout.splitlines()))
-                rows += [{"mpi": name, "param": row[param_col], "rep": rep,
-                          "value": float(row[value_col]), "unit": unit} for row in table]
+                    raise SystemExit(f"{name}: {source} {' '.join(args)} failed: {r.stderr}")
+                lines = r.stdout.splitlines()
+                if fields:
+                    table = [dict(zip(fields, l.split(","))) for l in lines
+                             if l.startswith(args[0] + ",")]
+                else:
+                    table = [{"param": row["block_bytes"], "value": row["ratio"],
+                              "unit": "x memcpy"} for row in csv.DictReader(lines)]
+                rows += [{"mpi": name, "param": row["param"], "rep": rep,
+                          "value": float(row["value"]), "unit": row["unit"]} for row in table]
         return rows
     return run
 
 
+def p2p(test):
+    return program_bench("p2pbench.c", 2, [test], ["test", "param", "value", "unit"])
+
+
 BENCHES = {
     "startup": bench_startup,
-    "pack": program_bench("pack_bench.c", 1, "block_bytes", "ratio", "x memcpy"),
+    "pack": program_bench("pack_bench.c", 1, ["pack"]),
+    "latency": p2p("latency"),
+    "bw": p2p("bw"),
+    "bibw": p2p("bibw"),
+    "rate": p2p("rate"),
+    "overlap": p2p("overlap"),
 }
+GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "overlap"]}
+DEFAULT_REPS = {"startup": 20}
 
 
-def summarize(bench, rows):
+def medians(rows):
     params = sorted({r["param"] for r in rows}, key=lambda p: (len(p), p))
     mpis = list(dict.fromkeys(r["mpi"] for r in rows))
-    print(f"\n{bench}: median (ratio to cadence)")
-    for p in params:
-        med = {m: statistics.median(r["value"] for r in rows if r["mpi"] == m and r["param"] == p)
-               for m in mpis}
-        base = med.get("cadence")
-        cells = []
-        for m in mpis:
-            unit = next(r["unit"] for r in rows if r["mpi"] == m)
-            ratio = f" ({med[m] / base:.2f}x)" if base else ""
-            cells.append(f"{m} {med[m]:.4g} {unit}{ratio}")
-        print(f"  {p:>12}: " + ", ".join(cells))
-    return params, mpis
+    med = {(m, p): statistics.median(r["value"] for r in rows if r["mpi"] == m and r["param"] == p)
+           for m in mpis for p in params}
+    return params, mpis, med
 
 
-def plot(bench, rows, params, mpis, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("note: matplotlib not installed, no plot (apt-get install python3-matplotlib)")
+def summarize(bench, rows, out):
+    """Print and write each MPI's median and its ratio to Cadence's."""
+    params, mpis, med = medians(rows)
+    unit = rows[0]["unit"]
+    others = [m for m in mpis if m != "cadence"]
+    path = os.path.join(out, f"{bench}.ratios.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["param", "unit"] + mpis + [f"{m}/cadence" for m in others])
+        print(f"\n{bench} ({unit}): median (ratio to cadence)")
+        for p in params:
+            base = med.get(("cadence", p))
+            ratios = [med[(m, p)] / base if base else float("nan") for m in others]
+            w.writerow([p, unit] + [f"{med[(m, p)]:.6g}" for m in mpis] +
+                       [f"{x:.3f}" for x in ratios])
+            cells = [f"cadence {base:.4g}"] + [f"{m} {med[(m, p)]:.4g} ({x:.2f}x)"
+                                                for m, x in zip(others, ratios)]
+            print(f"  {p:>12}: " + ", ".join(cells))
+    print(f"ratios: {path}")
+    return params, mpis, med
+
+
+def plot(bench, rows, params, mpis, med, out):
+    """One line per MPI through its medians (gnuplot, PNG)."""
+    if shutil.which("gnuplot") is None:
+        print("note: gnuplot not installed, no plot (apt-get install gnuplot-nox)")
         return
-    fig, ax = plt.subplots(figsize=(7, 4))
-    width = 0.8 / max(len(mpis), 1)
-    for i, m in enumerate(mpis):
-        meds = [statistics.median(r["value"] for r in rows if r["mpi"] == m and r["param"] == p)
-                for p in params]
-        ax.bar([x + i * width for x in range(len(params))], meds, width, label=m)
-    ax.set_xticks([x + width * (len(mpis) - 1) / 2 for x in range(len(params))], params)
-    ax.set_ylabel(rows[0]["unit"] + " (median)")
-    ax.set_title(bench)
-    ax.legend()
-    fig.tight_layout()
-    path = os.path.join(out, f"{bench}.png")
-    fig.savefig(path)
-    print(f"plot: {path}")
+    dat = os.path.join(out, f"{bench}.dat")
+    with open(dat, "w") as f:
+        f.write("param " + " ".join(mpis) + "\n")
+        for i, p in enumerate(params):
+            f.write(f"{p} " + " ".join(f"{med[(m, p)]:g}" for m in mpis) + "\n")
+    values = [v for v in med.values() if v > 0]
+    logy = "set logscale y;" if values and max(values) / min(values) > 100 else ""
+    png = os.path.join(out, f"{bench}.png")
+    lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title '{m}'"
+                      for i, m in enumerate(mpis))
+    script = (f"set terminal png size 800,450; set output '{png}'; set key autotitle columnhead;"
+              f" set title '{bench}'; set ylabel '{rows[0]['unit']} (median)';"
+              f" set xtics rotate by -45; {logy} plot {lines}")
+    subprocess.run(["gnuplot", "-e", script], check=True)
+    print(f"plot: {png}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("benches", nargs="*", default=list(BENCHES))
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=0,
+                    help="repetitions (default: 20 for startup, 3 for the rest)")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench"))
     args = ap.parse_args()
     mpis = available()
@@ -156,18 +197,19 @@ def main():
         raise SystemExit("Cadence is not built: run ./quickstart.sh first")
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for bench in args.benches:
+        benches = [b for name in args.benches for b in GROUPS.get(name, [name])]
+        for bench in benches:
             if bench not in BENCHES:
                 raise SystemExit(f"unknown benchmark {bench}; known: {', '.join(BENCHES)}")
-            rows = BENCHES[bench](mpis, args.reps, tmp)
+            rows = BENCHES[bench](mpis, args.reps or DEFAULT_REPS.get(bench, 3), tmp)
             path = os.path.join(args.out, f"{bench}.csv")
             with open(path, "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=["mpi", "param", "rep", "value", "unit"])
                 w.writeheader()
                 w.writerows(rows)
             print(f"csv: {path}")
-            params, names = summarize(bench, rows)
-            plot(bench, rows, params, names, args.out)
+            params, names, med = summarize(bench, rows, args.out)
+            plot(bench, rows, params, names, med, args.out)
 
 
 if __name__ == "__main__":

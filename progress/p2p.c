@@ -228,7 +228,8 @@ void cdn_p2p_send_cancelled(struct cdn_request *sreq)
 }
 
 static int p2p_init(struct cdn_request *r, const void *buf, MPI_Count count,
-                    struct cdn_datatype *dt, int rank, int tag, struct cdn_comm *comm)
+                    struct cdn_datatype *dt, int rank, int tag, struct cdn_comm *comm,
+                    uint32_t ctx)
 {
     struct cdn_p2p *p = &r->u.p2p;
     p->buf = (void *)buf;
@@ -240,21 +241,36 @@ static int p2p_init(struct cdn_request *r, const void *buf, MPI_Count count,
     p->rank = rank;
     p->tag = tag;
     p->comm = comm;
-    p->ctx = comm->context_id;
+    p->ctx = ctx;
     return MPI_SUCCESS;
+}
+
+static int send_make(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
+                     struct cdn_comm *comm, uint32_t ctx, int mode, bool persistent,
+                     struct cdn_request **out)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_SEND, &send_ops, comm);
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory for a request");
+    p2p_init(r, buf, count, dt, dest, tag, comm, ctx);
+    r->u.p2p.mode = mode;
+    r->persistent = persistent;
+    *out = r;
+    return persistent ? MPI_SUCCESS : cdn_p2p_send_start(r);
 }
 
 int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
                  struct cdn_comm *comm, int mode, bool persistent, struct cdn_request **out)
 {
-    struct cdn_request *r = cdn_request_alloc(CDN_REQ_SEND, &send_ops, comm);
-    if (r == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory for a request");
-    p2p_init(r, buf, count, dt, dest, tag, comm);
-    r->u.p2p.mode = mode;
-    r->persistent = persistent;
-    *out = r;
-    return persistent ? MPI_SUCCESS : cdn_p2p_send_start(r);
+    return send_make(buf, count, dt, dest, tag, comm, comm->context_id, mode, persistent, out);
+}
+
+int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                          int tag, struct cdn_comm *comm, bool persistent,
+                          struct cdn_request **out)
+{
+    return send_make(buf, count, dt, dest, tag, comm, CDN_COMM_CTX_COLL(comm), CDN_SEND_STANDARD,
+                     persistent, out);
 }
 
 /* ---- receiving ---- */
@@ -294,16 +310,30 @@ static int recv_cancel(struct cdn_request *r)
     return MPI_SUCCESS;
 }
 
-int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
-                 struct cdn_comm *comm, bool persistent, struct cdn_request **out)
+static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
+                     struct cdn_comm *comm, uint32_t ctx, bool persistent,
+                     struct cdn_request **out)
 {
     struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, comm);
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "receive: out of memory for a request");
-    p2p_init(r, buf, count, dt, source, tag, comm);
+    p2p_init(r, buf, count, dt, source, tag, comm, ctx);
     r->persistent = persistent;
     *out = r;
     return persistent ? MPI_SUCCESS : recv_start(r);
+}
+
+int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
+                 struct cdn_comm *comm, bool persistent, struct cdn_request **out)
+{
+    return recv_make(buf, count, dt, source, tag, comm, comm->context_id, persistent, out);
+}
+
+int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
+                          int tag, struct cdn_comm *comm, bool persistent,
+                          struct cdn_request **out)
+{
+    return recv_make(buf, count, dt, source, tag, comm, CDN_COMM_CTX_COLL(comm), persistent, out);
 }
 
 void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)
@@ -477,7 +507,8 @@ int cdn_p2p_mrecv(void *buf, MPI_Count count, struct cdn_datatype *dt, struct cd
     struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, msgreq->comm);
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Mrecv: out of memory for a request");
-    p2p_init(r, buf, count, dt, msgreq->u.p2p.msg->h.src, msgreq->u.p2p.msg->h.tag, msgreq->comm);
+    p2p_init(r, buf, count, dt, msgreq->u.p2p.msg->h.src, msgreq->u.p2p.msg->h.tag, msgreq->comm,
+             msgreq->u.p2p.msg->h.ctx);
     struct cdn_msg *msg = msgreq->u.p2p.msg;
     msgreq->u.p2p.msg = NULL;
     cdn_request_unpublish(msgreq);

@@ -29,6 +29,15 @@ int cdn_p2p_send_start(struct cdn_request *r);
 /* Make a receive request; started unless persistent. */
 int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
                  struct cdn_comm *comm, bool persistent, struct cdn_request **out);
+/* The same on the communicator's internal context (CDN_COMM_CTX_COLL, see
+ * runtime/comm.h): what collectives and communicator management send on a
+ * communicator's behalf, invisible to the user's receives.  Standard mode. */
+int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                          int tag, struct cdn_comm *comm, bool persistent,
+                          struct cdn_request **out);
+int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
+                          int tag, struct cdn_comm *comm, bool persistent,
+                          struct cdn_request **out);
 /* MPI_Isendrecv and, with replace, MPI_Isendrecv_replace (the receive
  * lands in a staging buffer copied over sendbuf at completion; recvbuf,
  * recvcount and recvtype are then ignored). */

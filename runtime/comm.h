@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct cdn_errhandler;
@@ -38,6 +39,11 @@ struct cdn_comm {
     void *coll;
     void (*coll_free)(struct cdn_comm *comm);
 };
+
+/* The value of info key `key` set on comm (MPI_Comm_set_info, dup_with_info,
+ * ...): copies at most valuelen-1 bytes plus NUL into value and returns true,
+ * or returns false when the key is not set. */
+bool cdn_comm_info_value(struct cdn_comm *comm, const char *key, char *value, int valuelen);
 
 /* Topology neighbours of comm for neighbourhood collectives, in the order
  * MPI_Dist_graph_neighbors / MPI_Cart (-1,+1 per dimension) define; the

@@ -94,7 +94,7 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
     cdn_p2p_wire_hdr(sreq, &c->h);
     if (c->h.bytes <= st->tp.eager_limit) {
         c->type = C_EAGER;
-        c->len = (uint32_t)cdn_p2p_send_pack(sreq, 0, c->data, (size_t)c->h.bytes);
+        c->len = (uint16_t)cdn_p2p_send_pack(sreq, 0, c->data, (size_t)c->h.bytes);
         *done = true;
     } else {
         c->type = C_RTS;
@@ -112,7 +112,7 @@ static bool emit_ctrl(struct shm_peer *p, uint32_t type, uint64_t a, uint64_t b,
     struct shm_cell *c = shm_ring_reserve(&p->prod);
     if (c == NULL)
         return false;
-    c->type = type;
+    c->type = (uint16_t)type;
     c->a = a;
     c->b = b;
     c->len = 0;
@@ -133,7 +133,7 @@ static bool emit_stream(struct shm_peer *p, struct shm_out *o, int *cells)
         c->type = C_DATA;
         c->a = o->off;
         c->b = o->a;
-        c->len = (uint32_t)cdn_p2p_send_pack(o->req, o->off, c->data, n);
+        c->len = (uint16_t)cdn_p2p_send_pack(o->req, o->off, c->data, n);
         shm_ring_commit(&p->prod);
         o->off += n;
         (*cells)++;

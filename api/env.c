@@ -11,6 +11,8 @@
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "cdn_build_config.h"
+#include "runtime/attr.h"
+#include "runtime/comm.h"
 
 int cdn_MPI_Init(int *argc, char ***argv)
 {
@@ -30,7 +32,12 @@ int cdn_MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int cdn_MPI_Finalize(void)
 {
-    return cdn_rt_finalize();
+    /* MPI_COMM_SELF's attributes are deleted first, so a delete callback
+     * can still use MPI (MPI-4.1 11.2.4). */
+    struct cdn_comm *self = cdn_comm_get(MPI_COMM_SELF);
+    int rc = cdn_attr_delete_all(&self->attrs, MPI_COMM_SELF, "MPI_Finalize");
+    int rc2 = cdn_rt_finalize();
+    return rc != MPI_SUCCESS ? rc : rc2;
 }
 
 int cdn_MPI_Initialized(int *flag)

@@ -16,6 +16,7 @@
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/errhandler.h"
+#include "runtime/group.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "progress/engine.h"
@@ -65,7 +66,11 @@ int cdn_rt_init(int required, int *provided, const char *caller)
     rc = cdn_pmix_fence(true, caller);
     if (rc != MPI_SUCCESS)
         goto out;
-    cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    rc = cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    if (rc != MPI_SUCCESS) {
+        rc = cdn_err(rc, "%s: out of memory setting up MPI_COMM_WORLD", caller);
+        goto out;
+    }
     rc = cdn_progress_wireup();
     if (rc != MPI_SUCCESS)
         goto out;
@@ -84,6 +89,7 @@ int cdn_rt_finalize(void)
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
     int rc = cdn_pmix_finalize();
     cdn_comm_finalize_builtin();
+    cdn_group_finalize();
     free(cdn_rt.local_peers);
     cdn_rt.local_peers = NULL;
     cdn_datatype_finalize();

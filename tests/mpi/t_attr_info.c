@@ -118,6 +118,7 @@ static void test_attrs(void)
     int self_kv;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &self_kv, NULL);
     MPI_Comm_set_attr(MPI_COMM_SELF, self_kv, (void *)77L);
+    MPI_Comm_free_keyval(&self_kv);  /* lives on with the attribute */
 }
 
 static void test_info(void)

@@ -64,20 +64,6 @@ int cdn_comm_agree_ids_inter(struct cdn_inter_link *l, int n, uint32_t *ids, con
     return cdn_ctxid_alloc(n, prio_of(l->local.comm, l->local.tag), reduce_inter, l, ids, caller);
 }
 
-int cdn_comm_make(struct cdn_comm *parent, struct cdn_group *group, uint32_t ctx,
-                  struct cdn_comm **out, const char *caller)
-{
-    struct cdn_comm *c = cdn_comm_new(group, NULL, ctx, NULL);
-    if (c == NULL) {
-        cdn_ctxid_free(ctx);
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
-    }
-    cdn_comm_set_errh(c, parent != NULL ? cdn_comm_errh(parent)
-                                        : cdn_errh_get(MPI_ERRORS_ARE_FATAL));
-    *out = c;
-    return MPI_SUCCESS;
-}
-
 int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct cdn_group *remote,
                         uint32_t ctx, struct cdn_comm *local_comm, struct cdn_comm **out,
                         const char *caller)
@@ -91,6 +77,12 @@ int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct
                                         : cdn_errh_get(MPI_ERRORS_ARE_FATAL));
     *out = c;
     return MPI_SUCCESS;
+}
+
+int cdn_comm_make(struct cdn_comm *parent, struct cdn_group *group, uint32_t ctx,
+                  struct cdn_comm **out, const char *caller)
+{
+    return cdn_comm_make_inter(parent, group, NULL, ctx, NULL, out, caller);
 }
 
 /* What a duplicate carries over from its parent: attributes (copy

@@ -29,6 +29,20 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_SHM_CMA", "boolean", "1", "library",
      "Move rendezvous data with one process_vm_readv (CMA). 0 forces the pipelined two-copy "
      "path through the rings (what is used anyway when the kernel refuses CMA)."},
+    {"CADENCE_TRANSPORTS", "string", "shm,tcp", "library",
+     "Transports to use between processes, in order of preference (comma-separated: shm, "
+     "tcp); each peer is reached by the first that reaches it. tcp alone runs everything "
+     "over TCP, also between processes of one node."},
+    {"CADENCE_TCP_IF", "string", "loopback on one node, else the first non-loopback interface",
+     "library",
+     "Network interface the TCP transport listens on: a name (eth0) or an IPv4 CIDR block "
+     "(10.1.0.0/16)."},
+    {"CADENCE_TCP_EAGER_LIMIT", "integer", "65536", "library",
+     "Largest message (bytes) the TCP transport sends eagerly; larger ones use rendezvous "
+     "(a pipelined stream into the receive buffer after the match). At most 65536."},
+    {"CADENCE_TCP_AUTH_TIMEOUT", "integer", "2000", "library",
+     "Milliseconds an incoming TCP connection has to present the job key before it is "
+     "closed and logged."},
     {"CADENCE_CC", "string", "the C compiler Cadence was built with", "mpicc",
      "The C compiler mpicc runs (like MPICH_CC or OMPI_CC)."},
 };

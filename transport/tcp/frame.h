@@ -20,7 +20,7 @@
 
 #include "transport/transport.h"
 
-#define TCP_MAGIC 0x54444e43u     /* "CDNT" little-endian */
+#define TCP_MAGIC 0x544e4443u     /* "CDNT" in memory (little-endian) */
 #define TCP_VERSION 1
 #define TCP_KEY_BYTES 32
 #define TCP_EAGER_MAX 65536       /* largest eager payload any process accepts */

@@ -20,8 +20,8 @@ const struct cdn_param cdn_params[] = {
      "Pin the progress thread (hwloc) to one processing unit of the process's allowed set, "
      "counted from the last one by local rank. 0 leaves it unbound."},
     {"CADENCE_SHM", "boolean", "1", "library",
-     "Use the shared-memory transport between processes of one node. 0 turns it off (then "
-     "ranks on one node have no transport between them)."},
+     "Use the shared-memory transport between processes of one node. 0 turns it off (TCP "
+     "then carries their messages, unless CADENCE_TRANSPORTS leaves it out)."},
     {"CADENCE_SHM_EAGER_LIMIT", "integer", "8192", "library",
      "Largest message (bytes) the shared-memory transport sends eagerly in one cell; larger "
      "ones use rendezvous (single-copy CMA, or a pipelined copy through the rings). At most "

@@ -1,12 +1,16 @@
 /*
- * Bindings of communicator queries.  Only MPI_COMM_WORLD and MPI_COMM_SELF
- * exist until communicator creation lands (issue [Comms]).
+ * Bindings of communicator queries and of freeing: rank, size, names,
+ * compare, test_inter, remote size, hints (set/get_info).  Creation is in
+ * api/comm_create.c.
  */
 #include <string.h>
 
 #include "api/entry.h"
 #include "cdn_api_impl.h"
+#include "runtime/attr.h"
 #include "runtime/comm.h"
+#include "runtime/group.h"
+#include "runtime/info.h"
 
 struct cdn_comm *cdn_api_comm(MPI_Comm comm, const char *caller, int *rc)
 {
@@ -17,12 +21,15 @@ struct cdn_comm *cdn_api_comm(MPI_Comm comm, const char *caller, int *rc)
     return c;
 }
 
+#define COMM_ARG(var, handle, caller)                       \
+    int rc = MPI_SUCCESS;                                   \
+    struct cdn_comm *var = cdn_api_comm(handle, caller, &rc); \
+    if (var == NULL)                                        \
+        return rc
+
 int cdn_MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
-    int rc = MPI_SUCCESS;
-    struct cdn_comm *c = cdn_api_comm(comm, "MPI_Comm_rank", &rc);
-    if (c == NULL)
-        return rc;
+    COMM_ARG(c, comm, "MPI_Comm_rank");
     if (rank == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Comm_rank: rank is NULL");
     *rank = c->rank;
@@ -31,22 +38,37 @@ int cdn_MPI_Comm_rank(MPI_Comm comm, int *rank)
 
 int cdn_MPI_Comm_size(MPI_Comm comm, int *size)
 {
-    int rc = MPI_SUCCESS;
-    struct cdn_comm *c = cdn_api_comm(comm, "MPI_Comm_size", &rc);
-    if (c == NULL)
-        return rc;
+    COMM_ARG(c, comm, "MPI_Comm_size");
     if (size == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Comm_size: size is NULL");
     *size = c->size;
     return MPI_SUCCESS;
 }
 
+int cdn_MPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    COMM_ARG(c, comm, "MPI_Comm_remote_size");
+    if (size == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Comm_remote_size: size is NULL");
+    if (!c->inter)
+        return cdn_err(MPI_ERR_COMM, "MPI_Comm_remote_size: the communicator is not an "
+                       "intercommunicator");
+    *size = c->remote_size;
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    COMM_ARG(c, comm, "MPI_Comm_test_inter");
+    if (flag == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Comm_test_inter: flag is NULL");
+    *flag = c->inter;
+    return MPI_SUCCESS;
+}
+
 int cdn_MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
-    int rc = MPI_SUCCESS;
-    struct cdn_comm *c = cdn_api_comm(comm, "MPI_Comm_get_name", &rc);
-    if (c == NULL)
-        return rc;
+    COMM_ARG(c, comm, "MPI_Comm_get_name");
     if (comm_name == NULL || resultlen == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Comm_get_name: %s is NULL",
                        comm_name == NULL ? "comm_name" : "resultlen");
@@ -59,10 +81,7 @@ int cdn_MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 
 int cdn_MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
-    int rc = MPI_SUCCESS;
-    struct cdn_comm *c = cdn_api_comm(comm, "MPI_Comm_set_name", &rc);
-    if (c == NULL)
-        return rc;
+    COMM_ARG(c, comm, "MPI_Comm_set_name");
     if (comm_name == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Comm_set_name: comm_name is NULL");
     size_t n = strlen(comm_name);
@@ -73,4 +92,73 @@ int cdn_MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     memcpy(c->name, comm_name, n + 1);
     pthread_mutex_unlock(&c->lock);
     return MPI_SUCCESS;
+}
+
+int cdn_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    COMM_ARG(a, comm1, "MPI_Comm_compare");
+    struct cdn_comm *b = cdn_api_comm(comm2, "MPI_Comm_compare", &rc);
+    if (b == NULL)
+        return rc;
+    if (result == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Comm_compare: result is NULL");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    if (a->inter != b->inter) {
+        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    int r = cdn_group_compare(a->group, b->group);
+    if (a->inter) {
+        int rr = cdn_group_compare(a->remote_group, b->remote_group);
+        r = rr > r ? rr : r;  /* IDENT < SIMILAR < UNEQUAL: the weaker of the two */
+    }
+    *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Comm_free(MPI_Comm *comm)
+{
+    if (comm == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Comm_free: comm is NULL");
+    COMM_ARG(c, *comm, "MPI_Comm_free");
+    if (c->builtin)
+        return cdn_err(MPI_ERR_COMM, "MPI_Comm_free: %s is predefined and cannot be freed",
+                       c->handle == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF");
+    /* Delete callbacks see the communicator still valid (MPI-4.1 7.7.2). */
+    rc = cdn_attr_delete_all(&c->attrs, *comm, "MPI_Comm_free");
+    cdn_comm_unpublish(c);  /* destroyed when its pending requests are done */
+    *comm = MPI_COMM_NULL;
+    return rc;
+}
+
+int cdn_MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    COMM_ARG(c, comm, "MPI_Comm_set_info");
+    struct cdn_info *in = cdn_info_arg(info, "MPI_Comm_set_info", &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (in == NULL)
+        return MPI_SUCCESS;
+    pthread_mutex_lock(&c->lock);
+    if (c->info == NULL)
+        c->info = cdn_info_new();
+    rc = c->info == NULL ? MPI_ERR_NO_MEM : cdn_info_merge(c->info, in);
+    pthread_mutex_unlock(&c->lock);
+    return rc == MPI_SUCCESS ? rc : cdn_err(rc, "MPI_Comm_set_info: out of memory");
+}
+
+int cdn_MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    COMM_ARG(c, comm, "MPI_Comm_get_info");
+    if (info_used == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Comm_get_info: info_used is NULL");
+    pthread_mutex_lock(&c->lock);
+    struct cdn_info *copy = cdn_info_dup(c->info);
+    pthread_mutex_unlock(&c->lock);
+    if (copy == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Comm_get_info: out of memory");
+    return cdn_info_publish(copy, info_used, "MPI_Comm_get_info");
 }

@@ -17,6 +17,11 @@ struct cdn_comm;
  * an MPI_ERR_COMM code whose message names the caller and the handle. */
 struct cdn_comm *cdn_api_comm(MPI_Comm comm, const char *caller, int *rc);
 
+struct cdn_group;
+/* The group behind a handle; on an invalid one, NULL with *rc set to an
+ * MPI_ERR_GROUP code naming the caller. */
+struct cdn_group *cdn_api_group(MPI_Group group, const char *caller, int *rc);
+
 struct cdn_request;
 /* Errors of the wait/test family (flag reqerrh): the implementation names
  * the failing request, the entry point raises on its communicator's handler

@@ -11,12 +11,14 @@
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "cdn_build_config.h"
+#include "runtime/attr.h"
+#include "runtime/comm.h"
 
 int cdn_MPI_Init(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    return cdn_rt_init(MPI_THREAD_SINGLE, NULL, "MPI_Init");
+    return cdn_rt_init(MPI_THREAD_SINGLE, NULL, true, "MPI_Init");
 }
 
 int cdn_MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
@@ -25,19 +27,28 @@ int cdn_MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     (void)argv;
     if (provided == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Init_thread: provided is NULL");
-    return cdn_rt_init(required, provided, "MPI_Init_thread");
+    return cdn_rt_init(required, provided, true, "MPI_Init_thread");
 }
 
 int cdn_MPI_Finalize(void)
 {
-    return cdn_rt_finalize();
+    /* MPI_COMM_SELF's attributes are deleted first, so a delete callback
+     * can still use MPI (MPI-4.1 11.2.4). */
+    if (!cdn_rt.world_inited || cdn_rt.world_finalized)
+        return cdn_err(MPI_ERR_OTHER, "MPI_Finalize: MPI_Init %s", cdn_rt.world_inited
+                       ? "was already finalised" : "was not called (sessions end with "
+                       "MPI_Session_finalize)");
+    struct cdn_comm *self = cdn_comm_get(MPI_COMM_SELF);
+    int rc = cdn_attr_delete_all(&self->attrs, MPI_COMM_SELF, "MPI_Finalize");
+    int rc2 = cdn_rt_finalize(true);
+    return rc != MPI_SUCCESS ? rc : rc2;
 }
 
 int cdn_MPI_Initialized(int *flag)
 {
     if (flag == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Initialized: flag is NULL");
-    *flag = atomic_load(&cdn_rt.state) != CDN_STATE_UNINIT;
+    *flag = cdn_rt.world_inited;  /* sessions alone do not count (MPI-4.1 11.2.1) */
     return MPI_SUCCESS;
 }
 
@@ -45,7 +56,7 @@ int cdn_MPI_Finalized(int *flag)
 {
     if (flag == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Finalized: flag is NULL");
-    *flag = atomic_load(&cdn_rt.state) == CDN_STATE_FINALIZED;
+    *flag = cdn_rt.world_finalized;
     return MPI_SUCCESS;
 }
 

@@ -41,9 +41,10 @@ static int check_peer(const char *fn, struct cdn_comm *c, int rank, int tag, enu
 {
     const char *what = d == SEND ? "dest" : "source";
     if (rank != MPI_PROC_NULL && !(d == RECV && rank == MPI_ANY_SOURCE) &&
-        (rank < 0 || rank >= c->size))
-        return cdn_err(MPI_ERR_RANK, "%s: %s %d is not a rank of the communicator (size %d)%s", fn,
-                       what, rank, c->size, d == SEND ? "" : " nor MPI_ANY_SOURCE");
+        (rank < 0 || rank >= cdn_comm_peer_size(c)))
+        return cdn_err(MPI_ERR_RANK, "%s: %s %d is not a rank of the %s (size %d)%s", fn, what,
+                       rank, c->inter ? "remote group" : "communicator", cdn_comm_peer_size(c),
+                       d == SEND ? "" : " nor MPI_ANY_SOURCE");
     if (!(d == RECV && tag == MPI_ANY_TAG) && (tag < 0 || tag > CDN_TAG_UB))
         return cdn_err(MPI_ERR_TAG, "%s: tag %d is not in 0..MPI_TAG_UB (%d)%s", fn, tag,
                        CDN_TAG_UB, d == SEND ? "" : " nor MPI_ANY_TAG");

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "progress/engine.h"
+#include "runtime/comm.h"
 #include "runtime/handle.h"
 #include "runtime/runtime.h"
 
@@ -135,6 +136,8 @@ struct cdn_request *cdn_request_alloc(int kind, const struct cdn_request_ops *op
     r->kind = kind;
     r->ops = ops;
     r->comm = comm;
+    if (comm != NULL)
+        cdn_comm_retain(comm);  /* MPI_Comm_free waits for the requests on it */
     cdn_status_empty(&r->status);
     return r;
 }
@@ -150,6 +153,10 @@ void cdn_request_release(struct cdn_request *r)
         return;
     if (r->ops != NULL && r->ops->free != NULL)
         r->ops->free(r);
+    if (r->comm != NULL) {
+        cdn_comm_release(r->comm);
+        r->comm = NULL;
+    }
     if (tcache.n < TCACHE_MAX && tcache.epoch == pool.epoch) {
         r->pool_next = tcache.head;
         tcache.head = r;

@@ -86,6 +86,7 @@ struct cdn_p2p {
     MPI_Count rbytes;         /* rendezvous: the sender's message size */
     MPI_Count moved;          /* rendezvous: bytes moved so far */
     atomic_int cancel_state;  /* send cancel handshake (enum in p2p.c) */
+    atomic_int parts;         /* rendezvous: pieces the transport still moves */
 };
 
 /* Composite: a send and a receive completed together. */

@@ -1,19 +1,28 @@
 /*
- * The predefined communicators.  Their objects are static: a handle's index
- * picks one, so MPI_COMM_WORLD needs no table lookup.
+ * Communicator objects: the predefined two (static: a handle's value picks
+ * one, so MPI_COMM_WORLD needs no table lookup), the table of those created
+ * at run time, and destruction.
  */
 #include "runtime/comm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "runtime/attr.h"
+#include "runtime/ctxid.h"
 #include "runtime/errhandler.h"
+#include "runtime/error.h"
+#include "runtime/group.h"
 #include "runtime/handle.h"
+#include "runtime/info.h"
 #include "runtime/runtime.h"
+#include "runtime/topo.h"
 
 static struct cdn_comm builtin[2] = {
-    {.handle = MPI_COMM_WORLD, .lock = PTHREAD_MUTEX_INITIALIZER},
-    {.handle = MPI_COMM_SELF, .lock = PTHREAD_MUTEX_INITIALIZER},
+    {.handle = MPI_COMM_WORLD, .lock = PTHREAD_MUTEX_INITIALIZER, .builtin = true},
+    {.handle = MPI_COMM_SELF, .lock = PTHREAD_MUTEX_INITIALIZER, .builtin = true},
 };
+static struct cdn_handle_table comms = CDN_HANDLE_TABLE_INIT(CDN_OBJ_COMM);
 
 struct cdn_comm *cdn_comm_get(MPI_Comm handle)
 {
@@ -23,22 +32,36 @@ struct cdn_comm *cdn_comm_get(MPI_Comm handle)
         return &builtin[0];
     if (handle == MPI_COMM_SELF)
         return &builtin[1];
-    return NULL;
+    return cdn_handle_get(&comms, handle);
+}
+
+struct cdn_comm *cdn_comm_world(void)
+{
+    return &builtin[0];
 }
 
 bool cdn_comm_info_value(struct cdn_comm *comm, const char *key, char *value, int valuelen)
 {
-    (void)comm, (void)key, (void)value, (void)valuelen;
-    return false;   /* no info object can be set on the predefined communicators yet */
+    pthread_mutex_lock(&comm->lock);
+    bool found = cdn_info_lookup(comm->info, key, value, valuelen, NULL);
+    pthread_mutex_unlock(&comm->lock);
+    return found;
 }
 
 int cdn_comm_neighbors(struct cdn_comm *comm, int *indegree, const int **sources,
                        int *outdegree, const int **destinations)
 {
-    (void)comm;
-    *indegree = *outdegree = 0;
-    *sources = *destinations = NULL;
-    return MPI_ERR_TOPOLOGY;    /* the predefined communicators have no topology */
+    struct cdn_topo *t = comm->topo;
+    if (t == NULL) {
+        *indegree = *outdegree = 0;
+        *sources = *destinations = NULL;
+        return MPI_ERR_TOPOLOGY;
+    }
+    *indegree = t->indegree;
+    *outdegree = t->outdegree;
+    *sources = t->in;
+    *destinations = t->out;
+    return MPI_SUCCESS;
 }
 
 struct cdn_errhandler *cdn_comm_errh(struct cdn_comm *comm)
@@ -54,29 +77,122 @@ void cdn_comm_set_errh(struct cdn_comm *comm, struct cdn_errhandler *eh)
         cdn_errh_release(old);
 }
 
-void cdn_comm_init_builtin(int world_rank, int world_size)
+struct cdn_comm *cdn_comm_new(struct cdn_group *group, struct cdn_group *remote, uint32_t ctx,
+                              struct cdn_comm *local_comm)
+{
+    struct cdn_comm *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        cdn_group_release(group);
+        cdn_group_release(remote);
+        if (local_comm != NULL)
+            cdn_comm_release(local_comm);
+        return NULL;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    atomic_init(&c->refs, 1);
+    c->group = group;
+    c->rank = group->rank;
+    c->size = group->size;
+    c->context_id = ctx;
+    c->inter = remote != NULL;
+    c->remote_group = remote;
+    c->remote_size = remote != NULL ? remote->size : 0;
+    c->world_ranks = remote != NULL ? remote->world : group->world;
+    c->local_comm = local_comm;
+    return c;
+}
+
+void cdn_comm_destroy(struct cdn_comm *c)
+{
+    if (c->coll_free != NULL)
+        c->coll_free(c);
+    cdn_attr_list_discard(&c->attrs);
+    cdn_ctxid_free(c->context_id);
+    cdn_group_release(c->group);
+    cdn_group_release(c->remote_group);
+    if (c->local_comm != NULL)
+        cdn_comm_release(c->local_comm);
+    cdn_info_destroy(c->info);
+    cdn_topo_free(c->topo);
+    struct cdn_errhandler *eh = atomic_exchange(&c->errh, NULL);
+    if (eh != NULL)
+        cdn_errh_release(eh);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+int cdn_comm_publish(struct cdn_comm *c, MPI_Comm *handle, const char *caller)
+{
+    c->handle = cdn_handle_alloc(&comms, c);
+    if (c->handle == 0) {
+        cdn_comm_release(c);
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of communicator handles", caller);
+    }
+    *handle = c->handle;
+    return MPI_SUCCESS;
+}
+
+void cdn_comm_unpublish(struct cdn_comm *c)
+{
+    cdn_handle_free(&comms, c->handle);
+    cdn_comm_release(c);
+}
+
+int cdn_comm_live(void)
+{
+    return atomic_load(&comms.live);
+}
+
+int cdn_comm_init_builtin(int world_rank, int world_size)
 {
     static const char *names[2] = {"MPI_COMM_WORLD", "MPI_COMM_SELF"};
+    cdn_ctxid_reset();
+    struct cdn_group *wg = cdn_group_alloc(world_size);
+    struct cdn_group *sg = cdn_group_alloc(1);
+    if (wg == NULL || sg == NULL) {
+        cdn_group_release(wg);
+        cdn_group_release(sg);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < world_size; i++)
+        wg->world[i] = i;
+    wg->rank = world_rank;
+    sg->world[0] = world_rank;
+    sg->rank = 0;
+    builtin[0].group = wg;
+    builtin[1].group = sg;
     builtin[0].rank = world_rank;
     builtin[0].size = world_size;
     builtin[1].rank = 0;
     builtin[1].size = 1;
-    builtin[0].context_id = 0;  /* even ids: point-to-point; odd: the comm's collectives */
+    builtin[0].context_id = 0;  /* even ids: point-to-point; odd: the comm's internal traffic */
     builtin[1].context_id = 2;
     builtin[0].world_ranks = NULL;
-    builtin[1].world_ranks = &cdn_rt.world_rank;
+    builtin[1].world_ranks = sg->world;
     for (int i = 0; i < 2; i++) {
         strcpy(builtin[i].name, names[i]);
         atomic_store(&builtin[i].errh, NULL);
         cdn_comm_set_errh(&builtin[i], cdn_errh_get(MPI_ERRORS_ARE_FATAL));
     }
+    return MPI_SUCCESS;
 }
 
 void cdn_comm_finalize_builtin(void)
 {
     for (int i = 0; i < 2; i++) {
-        struct cdn_errhandler *old = atomic_exchange(&builtin[i].errh, NULL);
+        struct cdn_comm *c = &builtin[i];
+        if (c->coll_free != NULL)
+            c->coll_free(c);
+        c->coll_free = NULL;
+        c->coll = NULL;
+        cdn_attr_list_discard(&c->attrs);
+        cdn_info_destroy(c->info);
+        c->info = NULL;
+        cdn_group_release(c->group);
+        c->group = NULL;
+        struct cdn_errhandler *old = atomic_exchange(&c->errh, NULL);
         if (old != NULL)
             cdn_errh_release(old);
     }
+    cdn_handle_table_destroy(&comms);
 }

@@ -1,7 +1,8 @@
 /*
- * Communicator objects.  Today only the two predefined communicators of a
- * job exist; creation, groups and contexts come with the communicator work
- * (issue [Comms]).
+ * Communicator objects: the predefined MPI_COMM_WORLD and MPI_COMM_SELF
+ * (static) and those created at run time (handle table), intra- and
+ * intercommunicators.  Creation is collective and lives in
+ * runtime/comm_create.c; the agreement on context ids in runtime/ctxid.c.
  */
 #ifndef CDN_COMM_H
 #define CDN_COMM_H
@@ -13,6 +14,10 @@
 #include <stdint.h>
 
 struct cdn_errhandler;
+struct cdn_group;
+struct cdn_attr;
+struct cdn_info;
+struct cdn_topo;
 
 /*
  * Contexts: a communicator owns two matching contexts.  context_id (even)
@@ -21,23 +26,43 @@ struct cdn_errhandler;
  * On that internal context, tags >= 0 belong to collectives (coll/, sched/),
  * tags <= CDN_TAG_COMM_BASE to communicator management (context-id agreement,
  * intercommunicator setup), so the two never match each other's messages.
+ * Every process of a communicator uses the same context_id (for an
+ * intercommunicator: every process of both groups).
  */
 #define CDN_COMM_CTX_COLL(c) ((c)->context_id + 1)
 #define CDN_TAG_COMM_BASE (-4096)
 
 struct cdn_comm {
     MPI_Comm handle;
-    int rank, size;
+    int rank, size;                         /* in the local group */
     uint32_t context_id;                    /* point-to-point matching context (even) */
-    const int *world_ranks;                 /* rank i is world rank world_ranks[i]; NULL: i */
+    /* Point-to-point rank i is world rank world_ranks[i] (NULL: i).  For an
+     * intercommunicator these are the REMOTE group's processes. */
+    const int *world_ranks;
     _Atomic(struct cdn_errhandler *) errh;
-    pthread_mutex_t lock;                   /* name */
+    pthread_mutex_t lock;                   /* name, info */
     char name[MPI_MAX_OBJECT_NAME];
     /* Collectives' per-communicator state (owned by coll/): created on first
      * use; coll_free, when set, is called once as the communicator is
      * destroyed. */
     void *coll;
     void (*coll_free)(struct cdn_comm *comm);
+    /* Lifetime: the user's handle is one reference, every request on the
+     * communicator another (progress/request.c), so MPI_Comm_free while
+     * operations are pending destroys it only when they are done.  The
+     * predefined communicators are not counted. */
+    atomic_int refs;
+    bool builtin;
+    bool inter;
+    int remote_size;                        /* intercommunicator: remote group size */
+    struct cdn_group *group;                /* local group */
+    struct cdn_group *remote_group;         /* intercommunicator only */
+    /* Intercommunicator: an intracommunicator of the local group for the
+     * internal traffic among it (merge, collectives). */
+    struct cdn_comm *local_comm;
+    struct cdn_attr *attrs;                 /* runtime/attr.c */
+    struct cdn_info *info;                  /* hints (set_info, dup_with_info); may be NULL */
+    struct cdn_topo *topo;                  /* virtual topology or NULL */
 };
 
 /* The value of info key `key` set on comm (MPI_Comm_set_info, dup_with_info,
@@ -51,20 +76,56 @@ bool cdn_comm_info_value(struct cdn_comm *comm, const char *key, char *value, in
 int cdn_comm_neighbors(struct cdn_comm *comm, int *indegree, const int **sources,
                        int *outdegree, const int **destinations);
 
-/* The world rank of a rank of comm (for transports' addressing). */
+/* The world rank of a point-to-point rank of comm (for transports'
+ * addressing); for an intercommunicator a rank of the remote group. */
 static inline int cdn_comm_world_rank(const struct cdn_comm *comm, int rank)
 {
     return comm->world_ranks != NULL ? comm->world_ranks[rank] : rank;
 }
 
+/* How many ranks a point-to-point call may name: the remote group's size
+ * on an intercommunicator. */
+static inline int cdn_comm_peer_size(const struct cdn_comm *comm)
+{
+    return comm->inter ? comm->remote_size : comm->size;
+}
+
+void cdn_comm_destroy(struct cdn_comm *comm);
+static inline void cdn_comm_retain(struct cdn_comm *comm)
+{
+    if (!comm->builtin)
+        atomic_fetch_add_explicit(&comm->refs, 1, memory_order_relaxed);
+}
+static inline void cdn_comm_release(struct cdn_comm *comm)
+{
+    if (!comm->builtin && atomic_fetch_sub_explicit(&comm->refs, 1, memory_order_acq_rel) == 1)
+        cdn_comm_destroy(comm);
+}
+
+/* A new communicator object with one reference, taking over the caller's
+ * references to the groups (remote NULL: an intracommunicator) and to
+ * local_comm.  NULL when out of memory (the references are dropped). */
+struct cdn_comm *cdn_comm_new(struct cdn_group *group, struct cdn_group *remote, uint32_t ctx,
+                              struct cdn_comm *local_comm);
+/* Give c a user handle; on failure c is released. */
+int cdn_comm_publish(struct cdn_comm *c, MPI_Comm *handle, const char *caller);
+/* MPI_Comm_free after the attributes are deleted: forget the handle, drop
+ * its reference. */
+void cdn_comm_unpublish(struct cdn_comm *c);
+/* How many run-time communicators have a handle (leak checks). */
+int cdn_comm_live(void);
+
 /* The communicator behind a handle, or NULL (invalid, or MPI not ready). */
 struct cdn_comm *cdn_comm_get(MPI_Comm handle);
+/* The internal communicator spanning the whole job (MPI_COMM_WORLD's
+ * object), also when only sessions are initialised. */
+struct cdn_comm *cdn_comm_world(void);
 /* The error handler in force on comm (never NULL). */
 struct cdn_errhandler *cdn_comm_errh(struct cdn_comm *comm);
 /* Replace comm's error handler (takes a reference to eh). */
 void cdn_comm_set_errh(struct cdn_comm *comm, struct cdn_errhandler *eh);
 /* Set up MPI_COMM_WORLD and MPI_COMM_SELF for this process; undo it. */
-void cdn_comm_init_builtin(int world_rank, int world_size);
+int cdn_comm_init_builtin(int world_rank, int world_size);
 void cdn_comm_finalize_builtin(void);
 
 #endif

@@ -9,9 +9,19 @@
  * After the descent the data moves in leaf loops specialised by element size
  * (1, 2, 4, 8, 16 bytes or memcpy of a run), with no call per element.
  * MPIX_Type_iov walks the same tree counting segments instead of bytes.
+ *
+ * A pack of CDN_DT_NT_BYTES or more writes its strided leaves with
+ * non-temporal stores (x86 movnti), as glibc's memcpy does for large copies:
+ * the packed buffer is far larger than the cache and not read back soon, so
+ * reading each destination line into the cache first (write-allocate) would
+ * only add a third of the memory traffic.  Smaller packs -- the pipelined
+ * rendezvous chunks a peer reads at once -- stay in the cache.
  */
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "runtime/datatype_impl.h"
 
@@ -20,7 +30,10 @@ enum dir { PACK, UNPACK };
 struct cursor {
     char *packed;  /* the contiguous side */
     enum dir dir;
+    bool stream;   /* pack with non-temporal stores (see the header) */
 };
+
+#define CDN_DT_NT_BYTES (4 << 20)
 
 static inline void copy_run(char *mem, MPI_Count len, struct cursor *c)
 {
@@ -42,9 +55,48 @@ static inline void copy_run(char *mem, MPI_Count len, struct cursor *c)
                 memcpy(mem, pk, size);                                       \
     } while (0)
 
+#if defined(__x86_64__)
+/* n blocks of size (a multiple of 8) bytes, stride apart, packed with
+ * non-temporal 8-byte stores. */
+static void strided_stream(const char *mem, MPI_Aint stride, MPI_Count size, MPI_Count n, char *pk)
+{
+    if (size == 8 && ((uintptr_t)pk & 15) == 0) {   /* two blocks per 16-byte store */
+        for (; n >= 2; n -= 2, mem += 2 * stride, pk += 16) {
+            long long a, b;
+            memcpy(&a, mem, 8);
+            memcpy(&b, mem + stride, 8);
+            _mm_stream_si128((__m128i *)(void *)pk, _mm_set_epi64x(b, a));
+        }
+        if (n == 1)
+            memcpy(pk, mem, 8);
+        return;
+    }
+    if (size % 16 == 0 && ((uintptr_t)pk & 15) == 0) {
+        for (MPI_Count i = 0; i < n; i++, mem += stride)
+            for (MPI_Count k = 0; k < size; k += 16, pk += 16)
+                _mm_stream_si128((__m128i *)(void *)pk,
+                                 _mm_loadu_si128((const __m128i *)(const void *)(mem + k)));
+        return;
+    }
+    for (MPI_Count i = 0; i < n; i++, mem += stride)
+        for (MPI_Count k = 0; k < size; k += 8, pk += 8) {
+            long long w;
+            memcpy(&w, mem + k, 8);
+            _mm_stream_si64((long long *)(void *)pk, w);
+        }
+}
+#endif
+
 static void strided(char *mem, MPI_Aint stride, MPI_Count size, MPI_Count n, struct cursor *c)
 {
     char *pk = c->packed;
+#if defined(__x86_64__)
+    if (c->stream && size % 8 == 0) {
+        strided_stream(mem, stride, size, n, pk);
+        c->packed = pk + size * n;
+        return;
+    }
+#endif
     switch (size) {
     case 1: STRIDED(uint8_t, 1); break;
     case 2: STRIDED(uint16_t, 2); break;
@@ -163,11 +215,15 @@ static MPI_Count segment_xfer(struct cdn_dt_segment *seg, MPI_Count offset, char
         return 0;
     if (len > seg->bytes - offset)
         len = seg->bytes - offset;
-    struct cursor c = {.packed = packed, .dir = dir};
+    struct cursor c = {.packed = packed, .dir = dir, .stream = dir == PACK && len >= CDN_DT_NT_BYTES};
     if (seg->contig != NULL)
         copy_run(seg->contig + offset, len, &c);
     else
         xfer_rep(seg->dt->root, seg->buf, seg->dt->ub - seg->dt->lb, seg->count, offset, len, &c);
+#if defined(__x86_64__)
+    if (c.stream)
+        _mm_sfence();   /* the stores are ordered before whatever reports the pack done */
+#endif
     return len;
 }
 

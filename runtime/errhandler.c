@@ -19,6 +19,7 @@
 #include "runtime/error.h"
 #include "runtime/handle.h"
 #include "runtime/runtime.h"
+#include "runtime/session.h"
 
 /* Predefined handlers; their references are never counted down to zero. */
 static struct cdn_errhandler predefined[4] = {
@@ -173,24 +174,44 @@ int cdn_err_raise_self(int code)
     return raise_default(CDN_OBJ_COMM, &self, code);
 }
 
-/* Windows and sessions do not exist yet: their errors go to the default. */
+/* Windows do not exist yet: their errors go to the default. */
 int cdn_err_raise_win(MPI_Win win, int code)
 {
     (void)win;
     return cdn_err_raise_self(code);
 }
 
+/* A session's own handler; an invalid session (or none) raises on the
+ * default handler, MPI_ERRORS_ARE_FATAL unless configured otherwise. */
 int cdn_err_raise_session(MPI_Session session, int code)
 {
-    (void)session;
-    return cdn_err_raise_self(code);
+    struct cdn_session *s = cdn_session_get(session);
+    if (s == NULL)
+        return cdn_errh_invoke(cdn_api_ready() ? cdn_errh_default() : initial_errh(),
+                               CDN_OBJ_SESSION, &session, code);
+    return cdn_errh_invoke(cdn_session_errh(s), CDN_OBJ_SESSION, &session, code);
 }
 
 /* No file can be opened yet, so every file error is on MPI_FILE_NULL, whose
- * handler is MPI_ERRORS_RETURN (MPI-4.1 14.7). */
+ * handler is MPI_ERRORS_RETURN until MPI_File_set_errhandler changes it
+ * (MPI-4.1 14.7). */
+static _Atomic(struct cdn_errhandler *) file_null_errh = &predefined[1];
+
+struct cdn_errhandler *cdn_file_null_errh(void)
+{
+    return atomic_load(&file_null_errh);
+}
+
+void cdn_file_null_set_errh(struct cdn_errhandler *eh)
+{
+    cdn_errh_retain(eh);
+    struct cdn_errhandler *old = atomic_exchange(&file_null_errh, eh);
+    cdn_errh_release(old);
+}
+
 int cdn_err_raise_file(MPI_File file, int code)
 {
-    return cdn_errh_invoke(&predefined[1], CDN_OBJ_FILE, &file, code);
+    return cdn_errh_invoke(cdn_file_null_errh(), CDN_OBJ_FILE, &file, code);
 }
 
 int cdn_err_not_ready(const char *fname)

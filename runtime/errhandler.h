@@ -37,6 +37,10 @@ int cdn_errh_invoke(struct cdn_errhandler *eh, int objtype, void *obj, int code)
 /* Set the handler of MPI_Init-time errors from CADENCE_INITIAL_ERRHANDLER. */
 void cdn_errh_init_initial(void);
 
+/* MPI_FILE_NULL's handler (files do not exist yet). */
+struct cdn_errhandler *cdn_file_null_errh(void);
+void cdn_file_null_set_errh(struct cdn_errhandler *eh);
+
 /* Raise `code` on the handler of an object, as the generated entry points do. */
 int cdn_err_raise_comm(MPI_Comm comm, int code);
 int cdn_err_raise_win(MPI_Win win, int code);

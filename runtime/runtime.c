@@ -16,6 +16,7 @@
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/errhandler.h"
+#include "runtime/group.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "progress/engine.h"
@@ -25,20 +26,30 @@ struct cdn_runtime cdn_rt = {
     .errhandlers = CDN_HANDLE_TABLE_INIT(CDN_OBJ_ERRHANDLER),
 };
 
-int cdn_rt_init(int required, int *provided, const char *caller)
+int cdn_rt_init(int required, int *provided, bool world, const char *caller)
 {
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&cdn_rt.init_lock);
     int state = atomic_load(&cdn_rt.state);
-    if (state != CDN_STATE_UNINIT) {
+    if (world && (cdn_rt.world_inited || state == CDN_STATE_FINALIZED)) {
         rc = cdn_err(MPI_ERR_OTHER, "%s: MPI is %s; it can be initialised once per process",
-                     caller, state == CDN_STATE_READY ? "already initialised" : "finalised");
+                     caller, cdn_rt.world_finalized || state == CDN_STATE_FINALIZED
+                                 ? "finalised" : "already initialised");
+        goto out;
+    }
+    if (state == CDN_STATE_FINALIZED) {
+        rc = cdn_err(MPI_ERR_OTHER, "%s: MPI was finalised; it cannot be started again", caller);
         goto out;
     }
     if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
         rc = cdn_err(MPI_ERR_ARG, "%s: required thread level %d is not one of "
                      "MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE (0..3)", caller, required);
         goto out;
+    }
+    if (state == CDN_STATE_READY) {  /* up already: another session or the world model */
+        if (required > cdn_rt.thread_level && cdn_rt.thread_level < MPI_THREAD_MULTIPLE)
+            cdn_rt.thread_level = required;  /* every level is supported */
+        goto joined;
     }
     cdn_errh_init_initial();
     cdn_rt.thread_level = required;  /* every level is supported, MULTIPLE included */
@@ -65,25 +76,40 @@ int cdn_rt_init(int required, int *provided, const char *caller)
     rc = cdn_pmix_fence(true, caller);
     if (rc != MPI_SUCCESS)
         goto out;
-    cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    rc = cdn_comm_init_builtin(cdn_rt.world_rank, cdn_rt.world_size);
+    if (rc != MPI_SUCCESS) {
+        rc = cdn_err(rc, "%s: out of memory setting up MPI_COMM_WORLD", caller);
+        goto out;
+    }
     rc = cdn_progress_wireup();
     if (rc != MPI_SUCCESS)
         goto out;
+    atomic_store_explicit(&cdn_rt.state, CDN_STATE_READY, memory_order_release);
+joined:
     if (provided != NULL)
         *provided = cdn_rt.thread_level;
-    atomic_store_explicit(&cdn_rt.state, CDN_STATE_READY, memory_order_release);
+    cdn_rt.users++;
+    if (world)
+        cdn_rt.world_inited = true;
 out:
     pthread_mutex_unlock(&cdn_rt.init_lock);
     return rc;
 }
 
-int cdn_rt_finalize(void)
+int cdn_rt_finalize(bool world)
 {
     pthread_mutex_lock(&cdn_rt.init_lock);
+    if (world)
+        cdn_rt.world_finalized = true;
+    if (--cdn_rt.users > 0) {  /* sessions (or the world model) still use it */
+        pthread_mutex_unlock(&cdn_rt.init_lock);
+        return MPI_SUCCESS;
+    }
     cdn_progress_finalize();
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
     int rc = cdn_pmix_finalize();
     cdn_comm_finalize_builtin();
+    cdn_group_finalize();
     free(cdn_rt.local_peers);
     cdn_rt.local_peers = NULL;
     cdn_datatype_finalize();

@@ -126,6 +126,37 @@ START_TEST(test_contiguous_segments)
 }
 END_TEST
 
+/* Packs of 4 MiB and more take the non-temporal store path: blocks of 8,
+ * 16, 24 and 1024 bytes, odd counts, packed from an offset so the
+ * destination is not 16-byte aligned, against a plain loop. */
+START_TEST(test_large_strided_pack)
+{
+    static const MPI_Count blocks[] = {8, 16, 24, 1024};
+    for (int b = 0; b < 4; b++) {
+        MPI_Count bl = blocks[b], count = (5L << 20) / bl + 1;
+        struct cdn_datatype *dt = cdn_dt_make_vector(count, bl, 2 * bl, cdn_datatype_get(MPI_BYTE));
+        ck_assert_ptr_nonnull(dt);
+        unsigned char *src = malloc((size_t)(2 * bl * count)), *packed = malloc((size_t)(bl * count + 16));
+        for (MPI_Count i = 0; i < 2 * bl * count; i++)
+            src[i] = (unsigned char)(i * 7 + i / 4099);
+        for (int shift = 0; shift < 2; shift++) {
+            struct cdn_dt_segment s;
+            cdn_dt_segment_init(&s, src, 1, dt);
+            MPI_Count skip = shift ? 8 : 0, len = bl * count - skip;
+            ck_assert_int_eq(cdn_dt_pack(&s, skip, packed + shift, len), len);
+            cdn_dt_segment_fini(&s);
+            int bad = 0;
+            for (MPI_Count i = skip; i < bl * count; i++)
+                bad += packed[shift + i - skip] != src[i / bl * 2 * bl + i % bl];
+            ck_assert_msg(bad == 0, "block %ld shift %d: %d bytes differ", (long)bl, shift, bad);
+        }
+        free(src);
+        free(packed);
+        cdn_datatype_release(dt);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("datatype_basic");
@@ -135,6 +166,7 @@ int main(void)
     tcase_add_test(tc, test_pair_types_have_c_layout);
     tcase_add_test(tc, test_bad_handles);
     tcase_add_test(tc, test_contiguous_segments);
+    tcase_add_test(tc, test_large_strided_pack);
     suite_add_tcase(s, tc);
     return cdn_run_suite(s, 0);
 }

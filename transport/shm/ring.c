@@ -6,22 +6,27 @@
 
 void shm_ring_init(struct shm_ring *r)
 {
-    atomic_init(&r->head, 0);
     atomic_init(&r->tail, 0);
+    for (int i = 0; i < SHM_RING_CELLS; i++)
+        atomic_init(&((struct shm_cell *)r->cells[i])->seq, 0);
 }
 
 void shm_prod_open(struct shm_prod *p, struct shm_ring *r)
 {
     p->ring = r;
-    p->head = atomic_load_explicit(&r->head, memory_order_relaxed);
     p->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+    p->head = p->tail_seen;  /* opened at wire-up, before anything is sent */
 }
 
 void shm_cons_open(struct shm_cons *c, struct shm_ring *r)
 {
     c->ring = r;
     c->tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    c->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+}
+
+static inline struct shm_cell *cell_at(struct shm_ring *r, uint64_t pos)
+{
+    return (struct shm_cell *)r->cells[pos % SHM_RING_CELLS];
 }
 
 struct shm_cell *shm_ring_reserve(struct shm_prod *p)
@@ -31,23 +36,22 @@ struct shm_cell *shm_ring_reserve(struct shm_prod *p)
         if (p->head - p->tail_seen >= SHM_RING_CELLS)
             return NULL;
     }
-    return (struct shm_cell *)p->ring->cells[p->head % SHM_RING_CELLS];
+    return cell_at(p->ring, p->head);
 }
 
 void shm_ring_commit(struct shm_prod *p)
 {
+    struct shm_cell *c = cell_at(p->ring, p->head);
     p->head++;
-    atomic_store_explicit(&p->ring->head, p->head, memory_order_release);
+    atomic_store_explicit(&c->seq, (uint32_t)p->head, memory_order_release);
 }
 
 struct shm_cell *shm_ring_peek(struct shm_cons *c)
 {
-    if (c->tail == c->head_seen) {
-        c->head_seen = atomic_load_explicit(&c->ring->head, memory_order_acquire);
-        if (c->tail == c->head_seen)
-            return NULL;
-    }
-    return (struct shm_cell *)c->ring->cells[c->tail % SHM_RING_CELLS];
+    struct shm_cell *cell = cell_at(c->ring, c->tail);
+    if (atomic_load_explicit(&cell->seq, memory_order_acquire) != (uint32_t)(c->tail + 1))
+        return NULL;
+    return cell;
 }
 
 void shm_ring_release(struct shm_cons *c)
@@ -60,8 +64,9 @@ bool shm_ring_pending(const struct shm_ring *r)
 {
     /* seq_cst: the doorbell re-check after arming must not be reordered
      * before the arm (a plain load on x86 either way) */
-    return atomic_load_explicit(&r->head, memory_order_seq_cst) !=
-           atomic_load_explicit(&r->tail, memory_order_seq_cst);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
+    const struct shm_cell *cell = (const struct shm_cell *)r->cells[tail % SHM_RING_CELLS];
+    return atomic_load_explicit(&cell->seq, memory_order_seq_cst) == (uint32_t)(tail + 1);
 }
 
 void shm_bell_ring(struct shm_bell *b, int eventfd)

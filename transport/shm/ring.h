@@ -2,11 +2,15 @@
  * Single-producer/single-consumer rings of fixed-size cells in shared
  * memory, and the doorbell that wakes a sleeping consumer.
  *
- * A ring lives in the receiver's segment, one per sending peer.  head and
- * tail sit on their own cache lines; each side keeps a private copy of its
- * own index and a cached copy of the other's, so a send touches the shared
- * line of the other side only when the ring looks full (the FastForward /
- * MCRingBuffer trick).  A cell is written in place: reserve, fill, commit.
+ * A ring lives in the receiver's segment, one per sending peer.  A cell
+ * says itself whether it is full: the producer fills it in place and then
+ * stores its sequence number (position + 1) into the cell's first word; the
+ * consumer polls the first word of the cell it expects next (the
+ * FastForward idea).  A small message is one cache line -- sequence, header
+ * and up to 8 bytes of payload -- so a hand-off moves one line between the
+ * cores instead of a shared index and then the cell.  The consumer's count
+ * of released cells (tail) sits on its own line; the producer keeps a
+ * cached copy and reads the shared one only when the ring looks full.
  *
  * Doorbell: the consumer arms (sleepers += 1) before it sleeps in epoll on
  * its eventfd and re-checks its rings; a producer commits, then reads
@@ -28,8 +32,9 @@
 #define SHM_RING_CELLS 64
 
 struct shm_cell {
-    uint32_t type;          /* enum in shm.c */
-    uint32_t len;           /* payload bytes in data[] */
+    _Atomic uint32_t seq;   /* position + 1 (low 32 bits) once committed */
+    uint16_t type;          /* enum in shm.c */
+    uint16_t len;           /* payload bytes in data[] (< 64 KiB) */
     uint64_t a, b;          /* per type: cookies, addresses, offsets */
     struct cdn_wire_hdr h;
     unsigned char data[];
@@ -37,7 +42,6 @@ struct shm_cell {
 #define SHM_CELL_PAYLOAD (SHM_CELL_SIZE - sizeof(struct shm_cell))
 
 struct shm_ring {
-    _Alignas(64) _Atomic uint64_t head;   /* cells committed by the producer */
     _Alignas(64) _Atomic uint64_t tail;   /* cells released by the consumer */
     _Alignas(64) unsigned char cells[SHM_RING_CELLS][SHM_CELL_SIZE];
 };
@@ -53,7 +57,7 @@ struct shm_prod {
 };
 struct shm_cons {
     struct shm_ring *ring;
-    uint64_t tail, head_seen;
+    uint64_t tail;
 };
 
 void shm_ring_init(struct shm_ring *r);
@@ -68,8 +72,8 @@ void shm_ring_commit(struct shm_prod *p);
 struct shm_cell *shm_ring_peek(struct shm_cons *c);
 /* Done with the cell peek returned. */
 void shm_ring_release(struct shm_cons *c);
-/* Anything unread: a fresh look at the shared indices only, so any thread
- * may ask while the consumer works (the doorbell protocol's re-check). */
+/* Anything unread: a fresh look at shared memory only, so any thread may
+ * ask while the consumer works (the doorbell protocol's re-check). */
 bool shm_ring_pending(const struct shm_ring *r);
 
 /* Doorbell: after committing, wake the consumer if it sleeps. */

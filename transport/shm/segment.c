@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "progress/engine.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "transport/shm/shm.h"
@@ -56,6 +57,7 @@ int shm_seg_create(struct shm_state *st)
     }
     st->seg->magic = SHM_MAGIC;
     st->seg->nlocal = (uint32_t)st->nlocal;
+    st->seg->serves_push = cdn_engine.thread_on && st->cma;
     atomic_init(&st->seg->attached, 0);
     atomic_init(&st->seg->bell.sleepers, 0);
     for (int i = 0; i < st->nlocal; i++)

@@ -13,6 +13,16 @@
  *     CADENCE_SHM_CMA=0, the receiver answers CTS and the sender streams
  *     DATA cells through the ring, the receiver unpacking each as it
  *     arrives: a pipelined two-copy transfer.
+ *   split copy (contiguous receive of >= CADENCE_SHM_SPLIT_MIN bytes waited
+ *     for by an application thread, CMA proven on this peer, the sender has
+ *     a progress thread): the receiver
+ *     sends PUSH for the upper half and reads the lower half while the
+ *     sender writes the upper half into the receive buffer with
+ *     process_vm_writev and answers PUSHED -- one copy, done by both cores.
+ *     A sender whose application is computing declines (PUSHED with
+ *     EBUSY) and the receiver reads the rest itself.
+ *     The receiver's FIN follows PUSH in the same ring, so the sender has
+ *     finished writing before it sees FIN and completes.
  * Cancel: C_CANCEL asks the receiver to drop a still-unmatched message;
  * C_CANCELLED answers only a success.
  * Cells are written under the peer's lock (rings are single-producer);
@@ -20,6 +30,7 @@
  * outbound queue, in order, and are flushed by later polls.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -32,7 +43,14 @@
 #include "transport/shm/shm.h"
 #include "transport/shm/tsan.h"
 
-enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_CANCEL, C_CANCELLED };
+enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_CANCEL, C_CANCELLED, C_PUSH, C_PUSHED };
+
+/* A control cell: type, a and b, h.bytes = len, h.cookie = d, and e as the
+ * first 8 bytes of data. */
+struct shm_ctrl {
+    uint32_t type;
+    uint64_t a, b, len, d, e;
+};
 
 enum { OUT_SEND, OUT_CTRL, OUT_STREAM };
 
@@ -40,8 +58,8 @@ struct shm_out {
     struct shm_out *next;
     int kind;
     struct cdn_request *req;      /* OUT_SEND, OUT_STREAM */
-    uint32_t type;                /* OUT_CTRL */
-    uint64_t a, b, len;           /* OUT_CTRL fields; OUT_STREAM: a = receiver's request */
+    struct shm_ctrl ctrl;         /* OUT_CTRL */
+    uint64_t a, len;              /* OUT_STREAM: the receiver's request, bytes to send */
     uint64_t off;                 /* OUT_STREAM: bytes sent */
 };
 
@@ -94,7 +112,7 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
     cdn_p2p_wire_hdr(sreq, &c->h);
     if (c->h.bytes <= st->tp.eager_limit) {
         c->type = C_EAGER;
-        c->len = (uint32_t)cdn_p2p_send_pack(sreq, 0, c->data, (size_t)c->h.bytes);
+        c->len = (uint16_t)cdn_p2p_send_pack(sreq, 0, c->data, (size_t)c->h.bytes);
         *done = true;
     } else {
         c->type = C_RTS;
@@ -107,16 +125,18 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
     return true;
 }
 
-static bool emit_ctrl(struct shm_peer *p, uint32_t type, uint64_t a, uint64_t b, uint64_t len)
+static bool emit_ctrl(struct shm_peer *p, const struct shm_ctrl *m)
 {
     struct shm_cell *c = shm_ring_reserve(&p->prod);
     if (c == NULL)
         return false;
-    c->type = type;
-    c->a = a;
-    c->b = b;
+    c->type = (uint16_t)m->type;
+    c->a = m->a;
+    c->b = m->b;
     c->len = 0;
-    c->h.bytes = len;
+    c->h.bytes = m->len;
+    c->h.cookie = m->d;
+    memcpy(c->data, &m->e, sizeof m->e);
     shm_ring_commit(&p->prod);
     return true;
 }
@@ -133,7 +153,7 @@ static bool emit_stream(struct shm_peer *p, struct shm_out *o, int *cells)
         c->type = C_DATA;
         c->a = o->off;
         c->b = o->a;
-        c->len = (uint32_t)cdn_p2p_send_pack(o->req, o->off, c->data, n);
+        c->len = (uint16_t)cdn_p2p_send_pack(o->req, o->off, c->data, n);
         shm_ring_commit(&p->prod);
         o->off += n;
         (*cells)++;
@@ -158,7 +178,7 @@ static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_request **
                 *done_list = o->req;
             }
         } else if (o->kind == OUT_CTRL) {
-            ok = emit_ctrl(p, o->type, o->a, o->b, o->len);
+            ok = emit_ctrl(p, &o->ctrl);
         } else {
             ok = emit_stream(p, o, &n);
             if (ok) {
@@ -221,25 +241,28 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
     return MPI_SUCCESS;
 }
 
-static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,
-                      uint64_t b, uint64_t len)
+static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct shm_ctrl *m)
 {
     pthread_mutex_lock(&p->lock);
-    bool sent = p->outq == NULL && emit_ctrl(p, type, a, b, len);
+    bool sent = p->outq == NULL && emit_ctrl(p, m);
     if (!sent) {
         struct shm_out *o = calloc(1, sizeof *o);
         if (o == NULL)
             cdn_rt_abort(1, "cadence: shm transport: out of memory queueing a control message");
         o->kind = OUT_CTRL;
-        o->type = type;
-        o->a = a;
-        o->b = b;
-        o->len = len;
+        o->ctrl = *m;
         queue(st, p, o);
     }
     pthread_mutex_unlock(&p->lock);
     if (sent)
         shm_bell_ring(&p->seg->bell, p->efd);
+}
+
+static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,
+                      uint64_t b, uint64_t len)
+{
+    struct shm_ctrl m = {.type = type, .a = a, .b = b, .len = len};
+    send_ctrl_msg(st, p, &m);
 }
 
 static int shm_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
@@ -262,38 +285,69 @@ static int shm_cancel(struct cdn_transport *tp, struct cdn_request *sreq)
     return MPI_SUCCESS;
 }
 
-/* Single copy: read the sender's buffer with process_vm_readv.  Returns 0,
- * or an errno (EPERM/ENOSYS: CMA not permitted here). */
-static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct cdn_rndv *rv)
+/* Move len bytes between local memory and address remote of process pid
+ * (write: to it, else from it) with CMA.  Returns 0 or an errno (EPERM,
+ * ENOSYS: CMA not permitted here). */
+static int cma_copy(pid_t pid, bool write, char *local, uint64_t remote, uint64_t len)
 {
-    char *bounce = NULL;  /* non-contiguous receive: read in chunks, unpack each */
-    if (rv->dst == NULL && rv->len > 0 &&
-        (bounce = malloc(rv->len < CMA_CHUNK ? (size_t)rv->len : CMA_CHUNK)) == NULL)
+    while (len > 0) {
+        struct iovec l = {.iov_base = local, .iov_len = (size_t)len};
+        struct iovec r = {.iov_base = (void *)(uintptr_t)remote, .iov_len = (size_t)len};
+        ssize_t n = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                          : process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        local += n;
+        remote += (uint64_t)n;
+        len -= (uint64_t)n;
+    }
+    return 0;
+}
+
+/* Single copy of bytes [from, to) of a rendezvous message: read the
+ * sender's buffer with process_vm_readv (straight into a contiguous receive
+ * buffer, else through a bounce buffer unpacked chunk by chunk). */
+static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct cdn_rndv *rv,
+                    uint64_t from, uint64_t to)
+{
+    if (rv->dst != NULL)
+        return cma_copy(p->pid, false, (char *)rv->dst + from, rv->raddr + from, to - from);
+    char *bounce = NULL;
+    if (to > from && (bounce = malloc(to - from < CMA_CHUNK ? (size_t)(to - from) : CMA_CHUNK)) == NULL)
         return ENOMEM;
-    uint64_t off = 0;
-    while (off < rv->len) {
-        uint64_t want = rv->len - off;
-        char *dst;
-        if (rv->dst != NULL) {
-            dst = (char *)rv->dst + off;
-        } else {
-            dst = bounce;
-            want = want < CMA_CHUNK ? want : CMA_CHUNK;
-        }
-        struct iovec l = {.iov_base = dst, .iov_len = (size_t)want};
-        struct iovec r = {.iov_base = (void *)(uintptr_t)(rv->raddr + off), .iov_len = (size_t)want};
-        ssize_t n = process_vm_readv(p->pid, &l, 1, &r, 1, 0);
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            free(bounce);
-            return e;
-        }
-        if (rv->dst == NULL)
-            cdn_p2p_recv_data(rreq, off, bounce, (size_t)n);
-        off += (uint64_t)n;
+    int e = 0;
+    for (uint64_t off = from; off < to && e == 0; off += CMA_CHUNK) {
+        uint64_t want = to - off < CMA_CHUNK ? to - off : CMA_CHUNK;
+        e = cma_copy(p->pid, false, bounce, rv->raddr + off, want);
+        if (e == 0)
+            cdn_p2p_recv_data(rreq, off, bounce, (size_t)want);
     }
     free(bounce);
-    return 0;
+    return e;
+}
+
+/* Where a contiguous receive of len bytes splits its copy with the sender
+ * (len: no split).  Only while an application thread of ours waits in MPI:
+ * a receive progressed behind a computation keeps its copy on this side,
+ * where waking the sender's progress thread twice would only add latency. */
+static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
+{
+    if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||
+        !p->seg->serves_push ||
+        atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) == 0)
+        return rv->len;
+    return rv->len / 2 & ~(uint64_t)4095;
+}
+
+/* One part of a rendezvous receive is in: after the last part, tell the
+ * sender (FIN: its buffer is free) and complete the receive's event. */
+static void part_done(struct shm_state *st, struct shm_peer *p, struct cdn_request *rreq, int err)
+{
+    struct cdn_rndv rv;
+    cdn_p2p_rndv_info(rreq, &rv);
+    if (atomic_fetch_sub_explicit(&rreq->u.p2p.parts, 1, memory_order_acq_rel) == 1)
+        send_ctrl(st, p, C_FIN, rv.cookie, 0, 0);
+    cdn_p2p_recv_done(rreq, err);
 }
 
 static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
@@ -303,15 +357,29 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
     cdn_p2p_rndv_info(rreq, &rv);
     struct shm_peer *p = peer_of(st, rv.peer);
     if (st->cma && p->cma_ok) {
-        int e = cma_pull(p, rreq, &rv);
+        uint64_t split = split_point(st, p, &rv);
+        atomic_store_explicit(&rreq->u.p2p.parts, split < rv.len ? 2 : 1, memory_order_relaxed);
+        if (split < rv.len) {
+            /* one more event: the receive completes when PUSHED comes too */
+            atomic_fetch_add_explicit(&rreq->cc, 1, memory_order_relaxed);
+            SHM_HB_RELEASE(rreq);
+            struct shm_ctrl m = {.type = C_PUSH, .a = rv.cookie, .b = (uint64_t)(uintptr_t)rreq,
+                                 .len = rv.len - split,
+                                 .d = (uint64_t)(uintptr_t)rv.dst + split, .e = split};
+            send_ctrl_msg(st, p, &m);
+        }
+        int e = cma_pull(p, rreq, &rv, 0, split);
         if (e == 0) {
-            send_ctrl(st, p, C_FIN, rv.cookie, 0, 0);
-            cdn_p2p_recv_done(rreq, MPI_SUCCESS);
+            p->cma_proven = true;
+            part_done(st, p, rreq, MPI_SUCCESS);
             return MPI_SUCCESS;
         }
-        if (e != EPERM && e != ENOSYS && e != EACCES)
-            return cdn_err(MPI_ERR_OTHER, "receive: reading %llu bytes from rank %d failed: %s",
-                           (unsigned long long)rv.len, p->world, strerror(e));
+        if (split < rv.len || (e != EPERM && e != ENOSYS && e != EACCES)) {
+            part_done(st, p, rreq, cdn_err(MPI_ERR_OTHER, "receive: reading %llu bytes from rank "
+                                           "%d failed: %s", (unsigned long long)split, p->world,
+                                           strerror(e)));
+            return MPI_SUCCESS;
+        }
         p->cma_ok = false;  /* not permitted: two copies through the ring from now on */
     }
     rreq->u.p2p.moved = 0;
@@ -320,6 +388,43 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
     if (rv.len == 0)
         cdn_p2p_recv_done(rreq, MPI_SUCCESS);
     return MPI_SUCCESS;
+}
+
+/* Sender: write the upper part of a split copy into the receive buffer and
+ * say so (b: 0, or why not; d: where the part starts).  Only while an
+ * application thread waits in MPI: its core is idle then.  Otherwise the
+ * application computes on this core and the copy would slow it down (and
+ * the receiver's own core is free to read the part), so decline. */
+static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
+{
+    struct cdn_request *sreq = (struct cdn_request *)(uintptr_t)c->a;
+    uint64_t off;
+    memcpy(&off, c->data, sizeof off);
+    int e = EBUSY;
+    if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
+        const char *src = cdn_p2p_send_contig(sreq);
+        e = cma_copy(p->pid, true, (char *)(uintptr_t)(src + off), c->h.cookie, c->h.bytes);
+    }
+    struct shm_ctrl m = {.type = C_PUSHED, .a = c->b, .b = (uint64_t)e, .d = off};
+    send_ctrl_msg(st, p, &m);
+}
+
+/* Receiver: the sender's part of a split copy is there, or it declined or
+ * could not write it and the part is read from here (its buffer stays
+ * valid: FIN has not been sent). */
+static void on_pushed(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
+{
+    struct cdn_request *rreq = (struct cdn_request *)(uintptr_t)c->a;
+    int err = MPI_SUCCESS;
+    if (c->b != 0) {
+        struct cdn_rndv rv;
+        cdn_p2p_rndv_info(rreq, &rv);
+        int e = cma_pull(p, rreq, &rv, c->h.cookie, rv.len);
+        if (e != 0)
+            err = cdn_err(MPI_ERR_OTHER, "receive: rank %d did not write its part (%s) and "
+                          "reading it failed: %s", p->world, strerror((int)c->b), strerror(e));
+    }
+    part_done(st, p, rreq, err);
 }
 
 static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
@@ -354,7 +459,8 @@ static void on_data(const struct shm_cell *c)
 
 static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
 {
-    if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_CANCELLED)
+    if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_CANCELLED ||
+        c->type == C_PUSHED)
         SHM_HB_ACQUIRE(c->a);
     else if (c->type == C_DATA)
         SHM_HB_ACQUIRE(c->b);
@@ -383,6 +489,12 @@ static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
         break;
     case C_CANCELLED:
         cdn_p2p_send_cancelled((struct cdn_request *)(uintptr_t)c->a);
+        break;
+    case C_PUSH:
+        on_push(st, p, c);
+        break;
+    case C_PUSHED:
+        on_pushed(st, p, c);
         break;
     default:
         cdn_rt_abort(1, "cadence: shm transport: cell of unknown type %u from rank %d", c->type,
@@ -537,6 +649,7 @@ struct cdn_transport *cdn_shm_transport_create(void)
     st->efd = st->sock = st->segfd = -1;
     st->cma = cdn_progress_param_long("CADENCE_SHM_CMA", 1, 0, 1) != 0;
     long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 8192, 0, (long)SHM_CELL_PAYLOAD);
+    st->split_min = (uint64_t)cdn_progress_param_long("CADENCE_SHM_SPLIT_MIN", 256 << 10, 0, LONG_MAX);
     st->tp.ops = &shm_ops;
     st->tp.eager_limit = (size_t)limit;
     st->tp.priv = st;

@@ -27,6 +27,7 @@ struct shm_seg {
     uint32_t magic;
     uint32_t nlocal;
     atomic_int attached;             /* peers that mapped this segment */
+    uint32_t serves_push;            /* its owner writes split copies (progress thread on) */
     struct shm_bell bell;
     struct shm_ring rings[];         /* by the sender's local index */
 };
@@ -45,6 +46,7 @@ struct shm_peer {
     struct shm_cons cons;            /* its ring in our segment (poll_lock) */
     struct shm_out *outq, *outq_tail;
     bool cma_ok;
+    bool cma_proven;                 /* a CMA read from it has worked */
 };
 
 struct shm_state {
@@ -60,6 +62,7 @@ struct shm_state {
     int efd;                         /* our doorbell */
     int sock;                        /* doorbell fd exchange (wire-up only) */
     bool cma;                        /* CADENCE_SHM_CMA */
+    uint64_t split_min;              /* CADENCE_SHM_SPLIT_MIN (0: never split) */
     atomic_int queued;               /* items in outbound queues */
 };
 

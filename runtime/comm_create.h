@@ -1,0 +1,60 @@
+/*
+ * Collective creation of communicators: the context-id agreement over a
+ * set of processes (one group, or two groups joined by their leaders), and
+ * the constructions every creating call is made of (dup, split, a
+ * communicator of a group).
+ */
+#ifndef CDN_COMM_CREATE_H
+#define CDN_COMM_CREATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/comm_xchg.h"
+
+struct cdn_comm;
+struct cdn_group;
+struct cdn_info;
+
+/* Two groups that agree through their leaders: each group's participants
+ * (local), the leader's index among them, and the communicator the two
+ * leaders talk on with the other leader's rank in it. */
+struct cdn_inter_link {
+    struct cdn_xchg local;
+    int leader;
+    struct cdn_comm *bridge;
+    int peer;
+    int tag;
+};
+
+/* Agree on n (1 or 2) context ids with every participant of x. */
+int cdn_comm_agree_ids(struct cdn_xchg *x, int n, uint32_t *ids, const char *caller);
+/* The same across both groups of a link. */
+int cdn_comm_agree_ids_inter(struct cdn_inter_link *l, int n, uint32_t *ids, const char *caller);
+/* Leaders swap sbuf/rbuf (sbytes/rbytes), then each leader broadcasts what it
+ * received to its group: every process ends with the other group's rbuf. */
+int cdn_inter_swap_bcast(struct cdn_inter_link *l, const void *sbuf, size_t sbytes, void *rbuf,
+                         size_t rbytes);
+
+/* A new intracommunicator of group (the caller's reference is taken) on
+ * context ctx, inheriting parent's error handler (parent may be NULL). */
+int cdn_comm_make(struct cdn_comm *parent, struct cdn_group *group, uint32_t ctx,
+                  struct cdn_comm **out, const char *caller);
+/* An intercommunicator: local_comm is an intracommunicator of the local
+ * group made by cdn_comm_make (its reference is taken, as are the groups'). */
+int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct cdn_group *remote,
+                        uint32_t ctx, struct cdn_comm *local_comm, struct cdn_comm **out,
+                        const char *caller);
+/* MPI_Comm_dup (copy_attrs: run the copy callbacks; info: the hints of the
+ * new communicator, NULL to copy parent's). */
+int cdn_comm_dup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
+                 struct cdn_comm **out, const char *caller);
+/* MPI_Comm_split on an intracommunicator: *out NULL for MPI_UNDEFINED. */
+int cdn_comm_split(struct cdn_comm *parent, int color, int key, struct cdn_comm **out,
+                   const char *caller);
+/* Every process of parent calls: those with member true get a
+ * communicator of group (a reference is taken) on an agreed id. */
+int cdn_comm_create_on(struct cdn_comm *parent, struct cdn_group *group, struct cdn_comm **out,
+                       const char *caller);
+
+#endif

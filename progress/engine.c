@@ -26,7 +26,9 @@
 
 #include "progress/params.h"
 #include "progress/request.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
+#include "runtime/runtime.h"
 #include "transport/transport.h"
 
 struct cdn_engine cdn_engine = {
@@ -57,6 +59,53 @@ static void kick_fd(void)
     }
 }
 
+/* Does some transport already reach every other process? */
+static bool all_reached(void)
+{
+    for (int w = 0; w < cdn_rt.world_size; w++)
+        if (w != cdn_rt.world_rank && cdn_progress_transport_for(w) == NULL)
+            return false;
+    return true;
+}
+
+/* CADENCE_TRANSPORTS (default "shm,tcp"): the transports to use, in order
+ * of preference; each peer is reached by the first that reaches it.  A
+ * transport is opened only if a peer is left that the earlier ones do not
+ * reach, so a one-node job opens no socket unless told to. */
+static int transports_open(void)
+{
+    const char *list = cdn_param_str("CADENCE_TRANSPORTS");
+    if (list == NULL)
+        list = "shm,tcp";
+    cdn_engine.ntransports = 0;
+    for (const char *s = list; *s != '\0';) {
+        size_t n = strcspn(s, ",");
+        struct cdn_transport *tp = NULL;
+        if (n == 3 && strncmp(s, "shm", 3) == 0) {
+            if (!all_reached())
+                tp = cdn_shm_transport_create();
+        } else if (n == 3 && strncmp(s, "tcp", 3) == 0) {
+            if (!all_reached())
+                tp = cdn_tcp_transport_create();
+        } else if (n > 0) {
+            return cdn_err(MPI_ERR_OTHER, "MPI_Init: CADENCE_TRANSPORTS=%s: unknown transport "
+                           "'%.*s' (known: shm, tcp)", list, (int)n, s);
+        }
+        if (tp != NULL) {
+            if (cdn_engine.ntransports == CDN_MAX_TRANSPORTS)
+                return cdn_err(MPI_ERR_OTHER, "MPI_Init: CADENCE_TRANSPORTS=%s names too many "
+                               "transports", list);
+            int rc = tp->ops->init(tp);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            cdn_engine.transports[cdn_engine.ntransports++] = tp;
+        }
+        s += n;
+        s += *s == ',';
+    }
+    return MPI_SUCCESS;
+}
+
 int cdn_progress_init(void)
 {
     cdn_engine.spin_polls = (int)cdn_progress_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
@@ -69,15 +118,7 @@ int cdn_progress_init(void)
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, cdn_engine.wake_fd, &ev);
 
-    cdn_engine.ntransports = 0;
-    struct cdn_transport *shm = cdn_shm_transport_create();
-    if (shm != NULL) {
-        int rc = shm->ops->init(shm);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        cdn_engine.transports[cdn_engine.ntransports++] = shm;
-    }
-    return MPI_SUCCESS;
+    return transports_open();
 }
 
 int cdn_progress_wireup(void)

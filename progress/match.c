@@ -212,6 +212,33 @@ void cdn_msg_free(struct cdn_msg *msg)
     free(msg);
 }
 
+struct cdn_request *cdn_match_take_posted(bool (*pred)(const struct cdn_request *r, int arg),
+                                          int arg)
+{
+    struct cdn_request *taken = NULL;
+    pthread_mutex_lock(&ctx_lock);
+    for (int c = 0; c < CDN_MATCH_CHUNKS; c++) {
+        _Atomic(struct cdn_match_ctx *) *chunk = atomic_load(&ctx_chunks[c]);
+        for (int i = 0; chunk != NULL && i < CDN_MATCH_CHUNK; i++) {
+            struct cdn_match_ctx *m = atomic_load(&chunk[i]);
+            if (m == NULL)
+                continue;
+            pthread_mutex_lock(&m->lock);
+            for (struct cdn_request *r = m->posted, *next; r != NULL; r = next) {
+                next = r->next;
+                if (pred(r, arg)) {
+                    posted_remove(m, r);
+                    r->next = taken;
+                    taken = r;
+                }
+            }
+            pthread_mutex_unlock(&m->lock);
+        }
+    }
+    pthread_mutex_unlock(&ctx_lock);
+    return taken;
+}
+
 int cdn_match_finalize(void)
 {
     int left = 0;

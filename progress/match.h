@@ -74,6 +74,11 @@ bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
 
 void cdn_msg_free(struct cdn_msg *msg);
 
+/* Take out of every context the posted receives for which pred holds (a
+ * peer failed); returns them chained through next. */
+struct cdn_request *cdn_match_take_posted(bool (*pred)(const struct cdn_request *r, int arg),
+                                          int arg);
+
 /* Drop every context (finalize); returns how many messages were left unreceived. */
 int cdn_match_finalize(void);
 

@@ -351,6 +351,25 @@ void cdn_p2p_recv_done(struct cdn_request *rreq, int err)
     cdn_request_complete(rreq, err);
 }
 
+static bool names_peer(const struct cdn_request *r, int world)
+{
+    const struct cdn_p2p *p = &r->u.p2p;
+    return p->rank >= 0 && cdn_comm_world_rank(p->comm, p->rank) == world;
+}
+
+void cdn_p2p_peer_failed(struct cdn_transport *tp, int peer, int err)
+{
+    (void)tp;
+    struct cdn_request *r = cdn_match_take_posted(names_peer, peer);
+    while (r != NULL) {
+        struct cdn_request *next = r->next;
+        r->next = NULL;
+        r->status.MPI_SOURCE = r->u.p2p.rank;
+        cdn_request_complete(r, err);
+        r = next;
+    }
+}
+
 void cdn_p2p_rndv_info(struct cdn_request *rreq, struct cdn_rndv *out)
 {
     struct cdn_p2p *p = &rreq->u.p2p;

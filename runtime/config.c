@@ -20,8 +20,8 @@ const struct cdn_param cdn_params[] = {
      "Pin the progress thread (hwloc) to one processing unit of the process's allowed set, "
      "counted from the last one by local rank. 0 leaves it unbound."},
     {"CADENCE_SHM", "boolean", "1", "library",
-     "Use the shared-memory transport between processes of one node. 0 turns it off (then "
-     "ranks on one node have no transport between them)."},
+     "Use the shared-memory transport between processes of one node. 0 turns it off (TCP "
+     "then carries their messages, unless CADENCE_TRANSPORTS leaves it out)."},
     {"CADENCE_SHM_EAGER_LIMIT", "integer", "8192", "library",
      "Largest message (bytes) the shared-memory transport sends eagerly in one cell; larger "
      "ones use rendezvous (single-copy CMA, or a pipelined copy through the rings). At most "
@@ -33,6 +33,20 @@ const struct cdn_param cdn_params[] = {
      "Contiguous rendezvous receives of at least this many bytes split the CMA copy with the "
      "sender: the receiver reads the lower half while the sender's progress thread writes the "
      "upper half (process_vm_writev). 0 turns splitting off."},
+    {"CADENCE_TRANSPORTS", "string", "shm,tcp", "library",
+     "Transports to use between processes, in order of preference (comma-separated: shm, "
+     "tcp); each peer is reached by the first that reaches it. tcp alone runs everything "
+     "over TCP, also between processes of one node."},
+    {"CADENCE_TCP_IF", "string", "loopback on one node, else the first non-loopback interface",
+     "library",
+     "Network interface the TCP transport listens on: a name (eth0) or an IPv4 CIDR block "
+     "(10.1.0.0/16)."},
+    {"CADENCE_TCP_EAGER_LIMIT", "integer", "65536", "library",
+     "Largest message (bytes) the TCP transport sends eagerly; larger ones use rendezvous "
+     "(a pipelined stream into the receive buffer after the match). At most 65536."},
+    {"CADENCE_TCP_AUTH_TIMEOUT", "integer", "2000", "library",
+     "Milliseconds an incoming TCP connection has to present the job key before it is "
+     "closed and logged."},
     {"CADENCE_CC", "string", "the C compiler Cadence was built with", "mpicc",
      "The C compiler mpicc runs (like MPICH_CC or OMPI_CC)."},
 };

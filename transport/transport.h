@@ -74,6 +74,7 @@ struct cdn_transport {
 
 /* Transports compiled in (each returns NULL when it does not apply to this job). */
 struct cdn_transport *cdn_shm_transport_create(void);
+struct cdn_transport *cdn_tcp_transport_create(void);
 
 /* ---- upcalls into the engine (progress/p2p.c) ---- */
 
@@ -111,5 +112,10 @@ void cdn_p2p_rndv_info(struct cdn_request *rreq, struct cdn_rndv *out);
 void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len);
 /* A rendezvous receive has all its data. */
 void cdn_p2p_recv_done(struct cdn_request *rreq, int err);
+/* World rank peer is gone without finalizing (its connection reset): the
+ * transport has failed what it held for the peer; this fails the posted
+ * receives that name it (wildcard receives are left alone).  err: an
+ * MPIX_ERR_PROC_FAILED code. */
+void cdn_p2p_peer_failed(struct cdn_transport *tp, int peer, int err);
 
 #endif

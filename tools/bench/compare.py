@@ -20,6 +20,12 @@ Benchmarks:
   rate      p2pbench.c: 8-byte message rate (msg/s)
   overlap   p2pbench.c: Isend/Irecv + compute + Wait against the parts (%)
   p2p       all five p2pbench tests
+  latency-tcp, bw-tcp, bibw-tcp
+            the same over TCP on loopback with shared memory off for all
+            three (TCP_ONLY below: Cadence CADENCE_TRANSPORTS=tcp; MPICH,
+            Debian's ch4:ucx, MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self; Open MPI
+            --mca pml ob1 --mca btl tcp,self)
+  tcp       the three TCP benchmarks
 
 An MPI whose compiler wrapper or launcher is missing is left out with a note
 (tools/setup-deps.sh --bench installs MPICH and Open MPI).
@@ -45,6 +51,16 @@ MPIS = [
      {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
       "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}),
 ]
+
+
+# Per-MPI launcher arguments and environment that take shared memory away
+# and leave TCP.  Debian's MPICH 4.0 is ch4:ucx: NOLOCAL makes ch4 treat
+# every rank as remote (no posix shmmod), UCX_TLS leaves UCX only tcp.
+TCP_ONLY = {
+    "cadence": ([], {"CADENCE_TRANSPORTS": "tcp"}),
+    "mpich": ([], {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp,self"}),
+    "openmpi": (["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"], {}),
+}
 
 
 def available():
@@ -82,13 +98,14 @@ def bench_startup(mpis, reps, tmp):
     return rows
 
 
-def program_bench(source, nprocs, args, fields=None):
+def program_bench(source, nprocs, args, fields=None, variant=None):
     """A C benchmark printing CSV rows "param,value[,unit]"-like records.
 
     fields: the column names when the program prints no header; rows are
     kept when their first column equals args[0] (p2pbench prints
     "test,bytes,value,unit").  With a header, param/value/unit columns are
-    read by name from it (pack_bench prints "block_bytes,...,ratio")."""
+    read by name from it (pack_bench prints "block_bytes,...,ratio").
+    variant: per-MPI (launcher arguments, environment) added to each run."""
     def run(mpis, nreps, tmp):
         exes = {}
         for name, cc, launcher, env in mpis:
@@ -98,9 +115,10 @@ def program_bench(source, nprocs, args, fields=None):
         rows = []
         for rep in range(1, nreps + 1):
             for name, cc, launcher, env in mpis:
-                r = subprocess.run(launcher + ["-n", str(nprocs), exes[name]] + args,
-                                   env={**os.environ, **env}, capture_output=True, text=True,
-                                   timeout=900)
+                extra_args, extra_env = (variant or {}).get(name, ([], {}))
+                r = subprocess.run(launcher + extra_args + ["-n", str(nprocs), exes[name]] + args,
+                                   env={**os.environ, **env, **extra_env}, capture_output=True,
+                                   text=True, timeout=900)
                 if r.returncode != 0:
                     raise SystemExit(f"{name}: {source} {' '.join(args)} failed: {r.stderr}")
                 lines = r.stdout.splitlines()
@@ -116,8 +134,8 @@ def program_bench(source, nprocs, args, fields=None):
     return run
 
 
-def p2p(test):
-    return program_bench("p2pbench.c", 2, [test], ["test", "param", "value", "unit"])
+def p2p(test, variant=None):
+    return program_bench("p2pbench.c", 2, [test], ["test", "param", "value", "unit"], variant)
 
 
 BENCHES = {
@@ -128,8 +146,12 @@ BENCHES = {
     "bibw": p2p("bibw"),
     "rate": p2p("rate"),
     "overlap": p2p("overlap"),
+    "latency-tcp": p2p("latency", TCP_ONLY),
+    "bw-tcp": p2p("bw", TCP_ONLY),
+    "bibw-tcp": p2p("bibw", TCP_ONLY),
 }
-GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "overlap"]}
+GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "overlap"],
+          "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"]}
 DEFAULT_REPS = {"startup": 20}
 
 

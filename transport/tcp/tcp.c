@@ -1,0 +1,767 @@
+/*
+ * The TCP transport's ops (see tcp.h for connections and threads, frame.h
+ * for the wire format).
+ *
+ * Protocols, per message size:
+ *   eager (<= CADENCE_TCP_EAGER_LIMIT): one writev of frame header and the
+ *     user's data (packed first only for a non-contiguous datatype); the
+ *     send is complete once the kernel has the bytes, or a copy of what it
+ *     did not take is queued.  The receiver matches from its read buffer.
+ *   rendezvous: RTS; on a match the receiver answers CTS and the sender
+ *     streams DATA frames of at most TCP_DATA_CHUNK bytes straight from the
+ *     user buffer (a non-contiguous one is packed one chunk at a time); the
+ *     receiver reads each payload straight into a contiguous receive buffer
+ *     (else through its read buffer, unpacking as it goes).  No message is
+ *     ever staged whole: a pipelined stream.
+ * A send waiting for the peer (CTS, a synchronous send's ACK, a cancel's
+ * answer) sits in the peer's `waiting` list and a receive waiting for DATA
+ * in `pulls`: a cookie or token from the wire is used only after it is
+ * found there, so a bad peer cannot make us touch a stray pointer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "progress/engine.h"
+#include "progress/job.h"
+#include "progress/params.h"
+#include "progress/request.h"
+#include "runtime/error.h"
+#include "transport/tcp/tcp.h"
+
+#define RX_CAP (sizeof(struct tcp_frame) + TCP_EAGER_MAX + 64 * 1024)
+
+/* What a send in `waiting` waits for (kept in its u.p2p.moved, unused by sends). */
+enum { WAIT_CTS = 1, WAIT_ACK };
+
+enum { OUT_BYTES, OUT_STREAM };
+
+struct tcp_out {
+    struct tcp_out *next;
+    int kind;
+    unsigned char *buf;           /* BYTES: what to write; STREAM: a packing buffer (or NULL) */
+    size_t len, off;              /* BYTES */
+    struct cdn_request *req;      /* STREAM: the send */
+    const char *src;              /* STREAM: contiguous data, or NULL: pack each chunk */
+    uint64_t token, total, done;  /* STREAM: receiver's token, bytes to send, bytes sent */
+    struct tcp_frame hdr;         /* STREAM: the current chunk's header */
+    size_t chunk, hdr_off, chunk_off;
+};
+
+static struct tcp_state *state_of(struct cdn_transport *tp)
+{
+    return (struct tcp_state *)tp->priv;
+}
+
+static void list_push(struct cdn_request **head, struct cdn_request *r)
+{
+    r->prev = NULL;
+    r->next = *head;
+    if (*head != NULL)
+        (*head)->prev = r;
+    *head = r;
+}
+
+static void list_remove(struct cdn_request **head, struct cdn_request *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        *head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->next = r->prev = NULL;
+}
+
+static struct cdn_request *list_find(struct cdn_request *head, uint64_t cookie)
+{
+    for (struct cdn_request *r = head; r != NULL; r = r->next)
+        if ((uint64_t)(uintptr_t)r == cookie)
+            return r;
+    return NULL;
+}
+
+void tcp_watch_out(struct tcp_state *st, struct tcp_peer *p, bool on)
+{
+    if (p->pollout == on || p->fd < 0)
+        return;
+    p->pollout = on;
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0u), .data.ptr = p};
+    epoll_ctl(st->epfd, EPOLL_CTL_MOD, p->fd, &ev);
+}
+
+static void queue(struct tcp_state *st, struct tcp_peer *p, struct tcp_out *o)
+{
+    o->next = NULL;
+    if (p->outq_tail)
+        p->outq_tail->next = o;
+    else
+        p->outq = o;
+    p->outq_tail = o;
+    atomic_fetch_add(&cdn_engine.pending_work, 1);
+    atomic_fetch_add(&st->queued, 1);
+}
+
+static void dequeue(struct tcp_state *st, struct tcp_peer *p)
+{
+    struct tcp_out *o = p->outq;
+    p->outq = o->next;
+    if (p->outq == NULL)
+        p->outq_tail = NULL;
+    free(o);
+    atomic_fetch_sub(&st->queued, 1);
+    atomic_fetch_sub(&cdn_engine.pending_work, 1);
+}
+
+/* Write as much as the socket takes; < 0 means it would block (or failed:
+ * the reader finds out and fails the peer). */
+static ssize_t write_iov(int fd, struct iovec *iov, int n)
+{
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+    for (;;) {
+        ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w >= 0 || errno != EINTR)
+            return w;
+    }
+}
+
+/* One step of a stream: false when the socket is full. */
+static bool stream_step(struct tcp_peer *p, struct tcp_out *o)
+{
+    if (o->chunk == 0) {
+        uint64_t left = o->total - o->done;
+        o->chunk = left < TCP_DATA_CHUNK ? (size_t)left : TCP_DATA_CHUNK;
+        memset(&o->hdr, 0, sizeof o->hdr);
+        o->hdr.type = F_DATA;
+        o->hdr.len = (uint32_t)o->chunk;
+        o->hdr.a = o->token;
+        o->hdr.b = o->done;
+        o->hdr_off = o->chunk_off = 0;
+        if (o->src == NULL)
+            cdn_p2p_send_pack(o->req, o->done, o->buf, o->chunk);
+    }
+    const char *data = o->src != NULL ? o->src + o->done : (const char *)o->buf;
+    struct iovec iov[2] = {
+        {(char *)&o->hdr + o->hdr_off, sizeof o->hdr - o->hdr_off},
+        {(char *)data + o->chunk_off, o->chunk - o->chunk_off},
+    };
+    int first = o->hdr_off == sizeof o->hdr;
+    ssize_t w = write_iov(p->fd, iov + first, 2 - first);
+    if (w <= 0)
+        return false;
+    size_t h = sizeof o->hdr - o->hdr_off;
+    if ((size_t)w < h) {
+        o->hdr_off += (size_t)w;
+        return false;
+    }
+    o->hdr_off = sizeof o->hdr;
+    o->chunk_off += (size_t)w - h;
+    if (o->chunk_off < o->chunk)
+        return false;
+    o->done += o->chunk;
+    o->chunk = 0;
+    return true;
+}
+
+/* Write what waits for the peer, in order (its lock held, connection up).
+ * Finished streams are chained on *done for the caller to report. */
+static void flush(struct tcp_state *st, struct tcp_peer *p, struct cdn_request **done)
+{
+    bool blocked = false;
+    while (p->outq != NULL && !blocked) {
+        struct tcp_out *o = p->outq;
+        if (o->kind == OUT_BYTES) {
+            struct iovec iov = {o->buf + o->off, o->len - o->off};
+            ssize_t w = write_iov(p->fd, &iov, 1);
+            if (w > 0)
+                o->off += (size_t)w;
+            blocked = o->off < o->len;
+        } else {
+            while (o->done < o->total && !blocked)
+                blocked = !stream_step(p, o);
+            if (!blocked) {
+                o->req->next = *done;
+                *done = o->req;
+            }
+        }
+        if (!blocked)
+            dequeue(st, p);
+    }
+    tcp_watch_out(st, p, blocked);
+}
+
+static void report(struct cdn_request *done)
+{
+    while (done != NULL) {
+        struct cdn_request *r = done;
+        done = r->next;
+        r->next = NULL;
+        cdn_p2p_send_done(r, true, MPI_SUCCESS);
+    }
+}
+
+void tcp_peer_up(struct tcp_state *st, struct tcp_peer *p, int fd)
+{
+    if (p->rx == NULL && (p->rx = malloc(RX_CAP)) == NULL)
+        cdn_rt_abort(1, "cadence: tcp: out of memory for the connection to rank %d", p->world);
+    p->fd = fd;
+    p->state = PEER_UP;
+    p->pollout = true;
+    tcp_watch_out(st, p, false);  /* re-registers the socket as the peer's */
+    struct cdn_request *done = NULL;
+    flush(st, p, &done);
+    /* streams start only on a CTS, which needs the connection: none finished here */
+    (void)done;
+}
+
+/* Error for an operation with a peer that cannot be reached (lock held). */
+static int peer_err(struct tcp_peer *p, const char *what)
+{
+    if (p->state == PEER_GONE)
+        return cdn_err(MPI_ERR_OTHER, "%s: rank %d has finalized", what, p->world);
+    return cdn_err(MPIX_ERR_PROC_FAILED, "%s: rank %d has failed", what, p->world);
+}
+
+/* Write a frame (and payload) now if the connection is up and idle, and
+ * queue a copy of whatever was not written (lock held, peer usable). */
+static int put(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f,
+               const void *payload, size_t plen)
+{
+    size_t total = sizeof *f + plen, w = 0;
+    if (p->state == PEER_UP && p->outq == NULL) {
+        struct iovec iov[2] = {{(void *)f, sizeof *f}, {(void *)payload, plen}};
+        ssize_t n = write_iov(p->fd, iov, plen > 0 ? 2 : 1);
+        w = n > 0 ? (size_t)n : 0;
+        if (w == total)
+            return MPI_SUCCESS;
+    }
+    struct tcp_out *o = calloc(1, sizeof *o + (total - w));
+    if (o == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "tcp: out of memory queueing %zu bytes for rank %d",
+                       total - w, p->world);
+    o->kind = OUT_BYTES;
+    o->buf = (unsigned char *)(o + 1);
+    o->len = total - w;
+    if (w < sizeof *f) {
+        memcpy(o->buf, (const char *)f + w, sizeof *f - w);
+        if (plen > 0)
+            memcpy(o->buf + sizeof *f - w, payload, plen);
+    } else {
+        memcpy(o->buf, (const char *)payload + (w - sizeof *f), total - w);
+    }
+    queue(st, p, o);
+    if (p->state == PEER_UP)
+        tcp_watch_out(st, p, true);
+    return MPI_SUCCESS;
+}
+
+/* Make the peer usable for writing: connect on first use (lock held). */
+static int usable(struct tcp_state *st, struct tcp_peer *p, const char *what)
+{
+    if (p->state == PEER_FAILED || p->state == PEER_GONE)
+        return peer_err(p, what);
+    if (p->state == PEER_NONE)
+        return tcp_connect(st, p);
+    return MPI_SUCCESS;
+}
+
+static int tcp_send(struct cdn_transport *tp, struct cdn_request *sreq)
+{
+    struct tcp_state *st = state_of(tp);
+    struct tcp_peer *p = &st->peers[sreq->u.p2p.peer];
+    struct tcp_frame f;
+    memset(&f, 0, sizeof f);
+    cdn_p2p_wire_hdr(sreq, &f.h);
+    bool eager = f.h.bytes <= tp->eager_limit;
+    const void *payload = NULL;
+    if (eager && f.h.bytes > 0 && (payload = cdn_p2p_send_contig(sreq)) == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %llu bytes for rank %d",
+                       (unsigned long long)f.h.bytes, p->world);
+    pthread_mutex_lock(&p->lock);
+    int rc = usable(st, p, "send");
+    if (rc != MPI_SUCCESS) {
+        pthread_mutex_unlock(&p->lock);
+        return rc;
+    }
+    if (eager) {
+        f.type = F_EAGER;
+        f.len = (uint32_t)f.h.bytes;
+    } else {
+        f.type = F_RTS;
+        f.h.flags |= CDN_WIRE_RNDV;
+    }
+    bool waits = !eager || (f.h.flags & CDN_WIRE_SYNC);
+    if (waits) {  /* before writing: the answer may come at once */
+        sreq->u.p2p.moved = eager ? WAIT_ACK : WAIT_CTS;
+        list_push(&p->waiting, sreq);
+    }
+    rc = put(st, p, &f, payload, eager ? (size_t)f.h.bytes : 0);
+    if (rc != MPI_SUCCESS && waits)
+        list_remove(&p->waiting, sreq);
+    pthread_mutex_unlock(&p->lock);
+    if (rc == MPI_SUCCESS && eager)
+        cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
+    return rc;
+}
+
+static int send_ctrl(struct tcp_state *st, struct tcp_peer *p, int type, uint64_t a, uint64_t b,
+                     uint64_t bytes, const char *what)
+{
+    struct tcp_frame f;
+    memset(&f, 0, sizeof f);
+    f.type = (uint8_t)type;
+    f.a = a;
+    f.b = b;
+    f.h.bytes = bytes;
+    pthread_mutex_lock(&p->lock);
+    int rc = usable(st, p, what);
+    if (rc == MPI_SUCCESS)
+        rc = put(st, p, &f, NULL, 0);
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+static int tcp_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
+{
+    struct tcp_state *st = state_of(tp);
+    return send_ctrl(st, &st->peers[peer], F_ACK, cookie, 0, 0, "synchronous send acknowledgement");
+}
+
+static int tcp_cancel(struct cdn_transport *tp, struct cdn_request *sreq)
+{
+    struct tcp_state *st = state_of(tp);
+    return send_ctrl(st, &st->peers[sreq->u.p2p.peer], F_CANCEL, (uint64_t)(uintptr_t)sreq,
+                     sreq->u.p2p.ctx, 0, "MPI_Cancel");
+}
+
+static int tcp_pull(struct cdn_transport *tp, struct cdn_request *rreq)
+{
+    struct tcp_state *st = state_of(tp);
+    struct cdn_rndv rv;
+    cdn_p2p_rndv_info(rreq, &rv);
+    struct tcp_peer *p = &st->peers[rv.peer];
+    struct tcp_frame f;
+    memset(&f, 0, sizeof f);
+    f.type = F_CTS;
+    f.a = rv.cookie;
+    f.b = (uint64_t)(uintptr_t)rreq;
+    f.h.bytes = rv.len;
+    pthread_mutex_lock(&p->lock);
+    int rc = usable(st, p, "receive");
+    if (rc == MPI_SUCCESS) {
+        rreq->u.p2p.moved = 0;
+        if (rv.len > 0)
+            list_push(&p->pulls, rreq);
+        rc = put(st, p, &f, NULL, 0);
+        if (rc != MPI_SUCCESS && rv.len > 0)
+            list_remove(&p->pulls, rreq);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (rc == MPI_SUCCESS && rv.len == 0)
+        cdn_p2p_recv_done(rreq, MPI_SUCCESS);
+    return rc;
+}
+
+void tcp_take_all(struct tcp_state *st, struct tcp_peer *p, struct tcp_failed *f)
+{
+    f->outq = p->outq;
+    f->waiting = p->waiting;
+    f->pulls = p->pulls;
+    for (struct tcp_out *o = p->outq; o != NULL; o = o->next) {
+        atomic_fetch_sub(&st->queued, 1);
+        atomic_fetch_sub(&cdn_engine.pending_work, 1);
+    }
+    p->outq = p->outq_tail = NULL;
+    p->waiting = p->pulls = NULL;
+}
+
+void tcp_fail_all(struct tcp_failed *f, int err)
+{
+    while (f->outq != NULL) {
+        struct tcp_out *o = f->outq;
+        f->outq = o->next;
+        if (o->kind == OUT_STREAM)
+            cdn_p2p_send_done(o->req, true, err);
+        free(o);
+    }
+    while (f->waiting != NULL) {
+        struct cdn_request *r = f->waiting;
+        list_remove(&f->waiting, r);
+        if (r->u.p2p.moved == WAIT_ACK) {
+            r->status.MPI_ERROR = err;
+            cdn_p2p_acked((uint64_t)(uintptr_t)r);
+        } else {
+            cdn_p2p_send_done(r, true, err);
+        }
+    }
+    while (f->pulls != NULL) {
+        struct cdn_request *r = f->pulls;
+        list_remove(&f->pulls, r);
+        cdn_p2p_recv_done(r, err);
+    }
+}
+
+/* ---- reading ---- */
+
+static _Noreturn void bad_peer(struct tcp_state *st, struct tcp_peer *p, const char *why)
+{
+    cdn_rt_abort(1, "cadence: rank %d: tcp: rank %d sent a malformed frame (%s); ending the job",
+                 st->me, p->world, why);
+}
+
+/* Take the send a cookie names off the waiting list (NULL if none). */
+static struct cdn_request *take_waiting(struct tcp_peer *p, uint64_t cookie, int want)
+{
+    pthread_mutex_lock(&p->lock);
+    struct cdn_request *r = list_find(p->waiting, cookie);
+    if (r != NULL && (want == 0 || r->u.p2p.moved == want))
+        list_remove(&p->waiting, r);
+    else
+        r = NULL;
+    pthread_mutex_unlock(&p->lock);
+    return r;
+}
+
+static void on_cts(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f)
+{
+    struct cdn_request *s = take_waiting(p, f->a, WAIT_CTS);
+    if (s == NULL)
+        bad_peer(st, p, "clear-to-send for no waiting send");
+    if (f->h.bytes > (uint64_t)s->u.p2p.bytes)
+        bad_peer(st, p, "clear-to-send for more bytes than the message has");
+    if (f->h.bytes == 0) {
+        cdn_p2p_send_done(s, true, MPI_SUCCESS);
+        return;
+    }
+    struct cdn_p2p *sp = &s->u.p2p;
+    bool contig = sp->tmp != NULL || cdn_datatype_is_contig(sp->dt, sp->count);
+    struct tcp_out *o = calloc(1, sizeof *o + (contig ? 0 : TCP_DATA_CHUNK));
+    if (o == NULL)
+        cdn_rt_abort(1, "cadence: tcp: out of memory starting a transfer to rank %d", p->world);
+    o->kind = OUT_STREAM;
+    o->req = s;
+    o->src = contig ? cdn_p2p_send_contig(s) : NULL;
+    o->buf = contig ? NULL : (unsigned char *)(o + 1);
+    o->token = f->b;
+    o->total = f->h.bytes;
+    struct cdn_request *done = NULL;
+    pthread_mutex_lock(&p->lock);
+    if (p->state != PEER_UP) {
+        pthread_mutex_unlock(&p->lock);
+        free(o);
+        cdn_p2p_send_done(s, true, peer_err(p, "send"));
+        return;
+    }
+    queue(st, p, o);
+    flush(st, p, &done);
+    pthread_mutex_unlock(&p->lock);
+    report(done);
+}
+
+/* A DATA header: find the receive and where its payload goes. */
+static void on_data(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f)
+{
+    pthread_mutex_lock(&p->lock);
+    struct cdn_request *r = list_find(p->pulls, f->a);
+    pthread_mutex_unlock(&p->lock);
+    if (r == NULL)
+        bad_peer(st, p, "data for no waiting receive");
+    struct cdn_rndv rv;
+    cdn_p2p_rndv_info(r, &rv);
+    if (f->b != (uint64_t)r->u.p2p.moved || f->len > rv.len - f->b)
+        bad_peer(st, p, "data out of order or past the end of the message");
+    p->body = r;
+    p->body_off = f->b;
+    p->body_left = f->len;
+}
+
+/* n payload bytes of the current DATA frame were placed (at dst) or are at src. */
+static void body_advance(struct tcp_peer *p, const void *src, size_t n)
+{
+    struct cdn_request *r = p->body;
+    if (src != NULL)
+        cdn_p2p_recv_data(r, p->body_off, src, n);
+    p->body_off += n;
+    p->body_left -= n;
+    r->u.p2p.moved = (MPI_Count)p->body_off;
+    if (p->body_left > 0)
+        return;
+    p->body = NULL;
+    struct cdn_rndv rv;
+    cdn_p2p_rndv_info(r, &rv);
+    if (p->body_off < rv.len)
+        return;
+    pthread_mutex_lock(&p->lock);
+    list_remove(&p->pulls, r);
+    pthread_mutex_unlock(&p->lock);
+    cdn_p2p_recv_done(r, MPI_SUCCESS);
+}
+
+static void on_frame(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f,
+                     const unsigned char *payload)
+{
+    struct cdn_request *s;
+    switch (f->type) {
+    case F_EAGER:
+        cdn_p2p_arrived(&st->tp, p->world, &f->h, payload, 0);
+        break;
+    case F_RTS:
+        cdn_p2p_arrived(&st->tp, p->world, &f->h, NULL, 0);
+        break;
+    case F_CTS:
+        on_cts(st, p, f);
+        break;
+    case F_DATA:
+        on_data(st, p, f);
+        break;
+    case F_ACK:
+        if ((s = take_waiting(p, f->a, WAIT_ACK)) == NULL)
+            bad_peer(st, p, "acknowledgement for no waiting synchronous send");
+        cdn_p2p_acked(f->a);
+        break;
+    case F_CANCEL:
+        if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)f->b, f->a))
+            send_ctrl(st, p, F_CANCELLED, f->a, 0, 0, "MPI_Cancel");
+        break;
+    case F_CANCELLED:
+        if ((s = take_waiting(p, f->a, 0)) == NULL)
+            bad_peer(st, p, "cancel answer for no waiting send");
+        cdn_p2p_send_cancelled(s);
+        break;
+    case F_BYE:
+        p->bye = true;
+        break;
+    }
+}
+
+/* The connection ended: quietly after a BYE, as a failure otherwise. */
+static void peer_closed(struct tcp_state *st, struct tcp_peer *p, const char *why)
+{
+    if (!p->bye) {
+        tcp_peer_failed(st, p, why);
+        return;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->state = PEER_GONE;
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Read and handle everything the peer has sent; returns frames handled. */
+static int peer_read(struct tcp_state *st, struct tcp_peer *p)
+{
+    int frames = 0;
+    while (p->fd >= 0) {
+        /* the payload of a DATA frame: what is buffered, then straight to the receive buffer */
+        if (p->body != NULL) {
+            size_t have = p->rx_len - p->rx_off;
+            size_t n = have < p->body_left ? have : (size_t)p->body_left;
+            struct cdn_rndv rv;
+            cdn_p2p_rndv_info(p->body, &rv);
+            if (n > 0) {
+                p->rx_off += n;
+                body_advance(p, p->rx + p->rx_off - n, n);
+                continue;
+            }
+            if (rv.dst != NULL) {
+                ssize_t r = recv(p->fd, (char *)rv.dst + p->body_off, (size_t)p->body_left, 0);
+                if (r > 0) {
+                    body_advance(p, NULL, (size_t)r);
+                    continue;
+                }
+                if (r < 0 && (errno == EAGAIN || errno == EINTR))
+                    return frames;
+                peer_closed(st, p, r == 0 ? "connection closed" : strerror(errno));
+                return frames;
+            }
+        }
+        /* frames in the read buffer */
+        while (p->body == NULL) {
+            struct tcp_frame f;
+            const char *why = NULL;
+            size_t k = cdn_tcp_frame_parse(p->rx + p->rx_off, p->rx_len - p->rx_off,
+                                           TCP_EAGER_MAX, &f, &why);
+            if (k == CDN_TCP_BAD)
+                bad_peer(st, p, why);
+            if (k == CDN_TCP_NEED_MORE)
+                break;
+            p->rx_off += k;
+            frames++;
+            on_frame(st, p, &f, p->rx + p->rx_off - k + sizeof f);
+            if (p->fd < 0)
+                return frames;
+        }
+        if (p->body != NULL && p->rx_off < p->rx_len)
+            continue;
+        /* refill */
+        if (p->rx_off > 0) {
+            memmove(p->rx, p->rx + p->rx_off, p->rx_len - p->rx_off);
+            p->rx_len -= p->rx_off;
+            p->rx_off = 0;
+        }
+        ssize_t r = recv(p->fd, p->rx + p->rx_len, RX_CAP - p->rx_len, 0);
+        if (r > 0) {
+            p->rx_len += (size_t)r;
+            continue;
+        }
+        if (r < 0 && (errno == EAGAIN || errno == EINTR))
+            return frames;
+        peer_closed(st, p, r == 0 ? "connection closed" : strerror(errno));
+        return frames;
+    }
+    return frames;
+}
+
+static int tcp_poll(struct cdn_transport *tp)
+{
+    struct tcp_state *st = state_of(tp);
+    struct epoll_event ev[32];
+    int n = epoll_wait(st->epfd, ev, 32, 0), handled = 0;
+    bool expire = false;
+    for (int i = 0; i < n; i++) {
+        int kind = *(int *)ev[i].data.ptr;
+        if (kind == EP_LISTEN) {
+            tcp_accept_all(st);
+        } else if (kind == EP_TIMER) {
+            expire = true;
+        } else if (kind == EP_CONN) {
+            tcp_conn_event(st, ev[i].data.ptr, ev[i].events);
+        } else {
+            struct tcp_peer *p = ev[i].data.ptr;
+            if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+                handled += peer_read(st, p);
+            if (ev[i].events & EPOLLOUT) {
+                struct cdn_request *done = NULL;
+                pthread_mutex_lock(&p->lock);
+                if (p->state == PEER_UP)
+                    flush(st, p, &done);
+                pthread_mutex_unlock(&p->lock);
+                report(done);
+            }
+        }
+        handled++;
+    }
+    if (expire)
+        tcp_conns_expire(st);
+    if (n > 0)
+        tcp_conns_reap(st);
+    return handled;
+}
+
+static int tcp_fd(struct cdn_transport *tp)
+{
+    return state_of(tp)->epfd;
+}
+
+static bool tcp_reaches(struct cdn_transport *tp, int world_rank)
+{
+    struct tcp_state *st = state_of(tp);
+    return world_rank >= 0 && world_rank < st->size && world_rank != st->me;
+}
+
+static int tcp_init(struct cdn_transport *tp)
+{
+    struct tcp_state *st = state_of(tp);
+    int rc = tcp_listen(st);
+    return rc != MPI_SUCCESS ? rc : tcp_job_key_publish(st);
+}
+
+static int tcp_wireup(struct cdn_transport *tp)
+{
+    return tcp_job_key_fetch(state_of(tp));
+}
+
+/* Say BYE on every connection, so the peers take the close that follows
+ * as an ending and not a failure. */
+static void tcp_finalize(struct cdn_transport *tp)
+{
+    struct tcp_state *st = state_of(tp);
+    for (int w = 0; w < st->size; w++) {
+        struct tcp_peer *p = &st->peers[w];
+        if (p->fd >= 0) {
+            struct tcp_frame bye;
+            memset(&bye, 0, sizeof bye);
+            bye.type = F_BYE;
+            struct iovec iov = {&bye, sizeof bye};
+            write_iov(p->fd, &iov, 1);
+            shutdown(p->fd, SHUT_WR);
+            char sink[4096];
+            while (recv(p->fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+            }
+            close(p->fd);
+        }
+        struct tcp_failed f;
+        tcp_take_all(st, p, &f);
+        while (f.outq != NULL) {
+            struct tcp_out *o = f.outq;
+            f.outq = o->next;
+            free(o);
+        }
+        free(p->rx);
+        pthread_mutex_destroy(&p->lock);
+    }
+    tcp_conns_close_all(st);
+    if (st->listen_fd >= 0)
+        close(st->listen_fd);
+    if (st->timer_fd >= 0)
+        close(st->timer_fd);
+    if (st->epfd >= 0)
+        close(st->epfd);
+    pthread_mutex_destroy(&st->conns_lock);
+    free(st->peers);
+    free(st);
+}
+
+static const struct cdn_transport_ops tcp_ops = {
+    .name = "tcp",
+    .init = tcp_init,
+    .wireup = tcp_wireup,
+    .reaches = tcp_reaches,
+    .send = tcp_send,
+    .pull = tcp_pull,
+    .ack = tcp_ack,
+    .cancel = tcp_cancel,
+    .poll = tcp_poll,
+    .fd = tcp_fd,
+    .finalize = tcp_finalize,
+};
+
+struct cdn_transport *cdn_tcp_transport_create(void)
+{
+    int size = cdn_job_size();
+    if (size <= 1)
+        return NULL;
+    struct tcp_state *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return NULL;
+    st->peers = calloc((size_t)size, sizeof *st->peers);
+    if (st->peers == NULL) {
+        free(st);
+        return NULL;
+    }
+    st->me = cdn_job_rank();
+    st->size = size;
+    st->epfd = st->listen_fd = st->timer_fd = -1;
+    pthread_mutex_init(&st->conns_lock, NULL);
+    for (int w = 0; w < size; w++) {
+        struct tcp_peer *p = &st->peers[w];
+        p->ep = EP_PEER;
+        p->world = w;
+        p->fd = -1;
+        p->state = PEER_NONE;
+        pthread_mutex_init(&p->lock, NULL);
+    }
+    st->auth_ms = cdn_progress_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
+    st->tp.ops = &tcp_ops;
+    st->tp.eager_limit =
+        (size_t)cdn_progress_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);
+    st->tp.priv = st;
+    return &st->tp;
+}

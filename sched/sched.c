@@ -245,7 +245,7 @@ static bool sub_ok(struct cdn_sched *s, int sub)
     return !s->failed;
 }
 
-/* A send or receive node: the persistent child made by make (its result rc). */
+/* A send or receive node around the persistent child r (rc: how making it went). */
 static int add_p2p(struct cdn_sched *s, int kind, int rc, struct cdn_request *r)
 {
     if (rc != MPI_SUCCESS) {
@@ -261,8 +261,8 @@ int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
     struct cdn_request *r = NULL;
     if (!sub_ok(s, sub))
         return -1;
-    return add_p2p(s, N_SEND,
-                   cdn_p2p_send_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r), r);
+    int rc = cdn_p2p_send_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
+    return add_p2p(s, N_SEND, rc, r);
 }
 
 int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_datatype *dt,
@@ -271,8 +271,8 @@ int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_d
     struct cdn_request *r = NULL;
     if (!sub_ok(s, sub))
         return -1;
-    return add_p2p(s, N_RECV,
-                   cdn_p2p_recv_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r), r);
+    int rc = cdn_p2p_recv_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
+    return add_p2p(s, N_RECV, rc, r);
 }
 
 int cdn_sched_request(struct cdn_sched *s, struct cdn_request *child)

@@ -154,6 +154,10 @@ int cdn_p2p_send_start(struct cdn_request *r)
 {
     struct cdn_p2p *p = &r->u.p2p;
     cdn_status_empty(&r->status);
+    /* A persistent send's data may have changed since the last start: a
+     * packed copy made then is stale. */
+    free(p->tmp);
+    p->tmp = NULL;
     cdn_request_arm(r, p->mode == CDN_SEND_SYNC ? 2 : 1);
     if (p->rank == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;

@@ -47,6 +47,21 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_TCP_AUTH_TIMEOUT", "integer", "2000", "library",
      "Milliseconds an incoming TCP connection has to present the job key before it is "
      "closed and logged."},
+    {"CADENCE_BCAST_ALGORITHM", "choice", "auto", "library",
+     "Broadcast algorithm: binomial (tree), scatter_allgather (linear scatter of the data then a "
+     "ring allgather) or auto (binomial below 64 KiB or 3 ranks, else scatter_allgather)."},
+    {"CADENCE_REDUCE_ALGORITHM", "choice", "auto", "library",
+     "Reduce algorithm: binomial (tree) or linear (the root reduces every contribution in rank "
+     "order); auto chooses binomial."},
+    {"CADENCE_ALLREDUCE_ALGORITHM", "choice", "auto", "library",
+     "Allreduce algorithm: recursive_doubling or ring (reduce-scatter then allgather around a "
+     "ring; commutative ops only); auto takes ring from 256 KiB when the op commutes."},
+    {"CADENCE_ALLGATHER_ALGORITHM", "choice", "auto", "library",
+     "Allgather algorithm: ring or bruck (log2(p) steps); auto takes bruck while the gathered "
+     "data is under 64 KiB. Allgatherv always uses ring."},
+    {"CADENCE_ALLTOALL_ALGORITHM", "choice", "auto", "library",
+     "Alltoall(v,w) algorithm: pairwise (p-1 exchange steps) or scattered (every message posted "
+     "at once); auto takes scattered up to 8 ranks or below 1 KiB per block, else pairwise."},
     {"CADENCE_CC", "string", "the C compiler Cadence was built with", "mpicc",
      "The C compiler mpicc runs (like MPICH_CC or OMPI_CC)."},
 };

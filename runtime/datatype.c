@@ -141,6 +141,23 @@ bool cdn_datatype_is_contig(const struct cdn_datatype *dt, MPI_Count count)
     return dt->root->kind == CDN_DT_LEAF && (count == 1 || dt->ub - dt->lb == dt->size);
 }
 
+MPI_Datatype cdn_datatype_basic(const struct cdn_datatype *dt)
+{
+    if (dt->builtin)
+        return dt->handle;
+    MPI_Datatype basic = MPI_DATATYPE_NULL;
+    for (int i = 0; i < dt->nd; i++) {
+        if (cdn_datatype_is_marker(dt->types[i]))
+            continue;
+        struct cdn_datatype *t = cdn_datatype_get(dt->types[i]);
+        MPI_Datatype b = t != NULL ? cdn_datatype_basic(t) : MPI_DATATYPE_NULL;
+        if (b == MPI_DATATYPE_NULL || (basic != MPI_DATATYPE_NULL && b != basic))
+            return MPI_DATATYPE_NULL;
+        basic = b;
+    }
+    return basic;
+}
+
 MPI_Count cdn_datatype_elements(const struct cdn_datatype *dt, MPI_Count bytes)
 {
     if (bytes < 0)

@@ -41,6 +41,12 @@ bool cdn_datatype_is_contig(const struct cdn_datatype *dt, MPI_Count count);
 void cdn_datatype_retain(struct cdn_datatype *dt); /* builtins: no-op */
 void cdn_datatype_release(struct cdn_datatype *dt);
 
+/* The one predefined type every basic element of dt is (a pair type such as
+ * MPI_DOUBLE_INT counts as one), or MPI_DATATYPE_NULL when dt mixes types:
+ * what reductions need, since the standard allows predefined ops on derived
+ * types built from a single basic type. */
+MPI_Datatype cdn_datatype_basic(const struct cdn_datatype *dt);
+
 /* MPI_Get_elements: basic elements in `bytes` packed bytes of this type
  * (MPI_UNDEFINED if bytes does not end on a basic element boundary). */
 MPI_Count cdn_datatype_elements(const struct cdn_datatype *dt, MPI_Count bytes);

@@ -26,6 +26,12 @@ Benchmarks:
             Debian's ch4:ucx, MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self; Open MPI
             --mca pml ob1 --mca btl tcp,self)
   tcp       the three TCP benchmarks
+  coll-overlap     collbench.c, 2 ranks: OSU overlap of Iallreduce, Ibcast,
+                   Ialltoall at 64 KiB and 1 MiB (%)
+  coll-otimes      the overall, compute and pure-communication times behind it (us)
+  coll-persistent  MPI_Allreduce_init+Start/Wait vs MPI_Iallreduce+Wait,
+                   8..4096 bytes (us per operation; init rows only for MPI >= 4)
+  coll      the three collbench tests
 
 An MPI whose compiler wrapper or launcher is missing is left out with a note
 (tools/setup-deps.sh --bench installs MPICH and Open MPI).
@@ -138,6 +144,10 @@ def p2p(test, variant=None):
     return program_bench("p2pbench.c", 2, [test], ["test", "param", "value", "unit"], variant)
 
 
+def coll(test):
+    return program_bench("collbench.c", 2, [test], ["test", "param", "value", "unit"])
+
+
 BENCHES = {
     "startup": bench_startup,
     "pack": program_bench("pack_bench.c", 1, ["pack"]),
@@ -149,17 +159,25 @@ BENCHES = {
     "latency-tcp": p2p("latency", TCP_ONLY),
     "bw-tcp": p2p("bw", TCP_ONLY),
     "bibw-tcp": p2p("bibw", TCP_ONLY),
+    "coll-overlap": coll("overlap"),
+    "coll-otimes": coll("otimes"),
+    "coll-persistent": coll("persistent"),
 }
 GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "overlap"],
-          "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"]}
+          "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
+          "coll": ["coll-overlap", "coll-otimes", "coll-persistent"]}
 DEFAULT_REPS = {"startup": 20}
 
 
 def medians(rows):
     params = sorted({r["param"] for r in rows}, key=lambda p: (len(p), p))
     mpis = list(dict.fromkeys(r["mpi"] for r in rows))
-    med = {(m, p): statistics.median(r["value"] for r in rows if r["mpi"] == m and r["param"] == p)
-           for m in mpis for p in params}
+    # a point an MPI does not measure (e.g. MPI-4 calls in an MPI-3 library) is NaN
+    med = {}
+    for m in mpis:
+        for p in params:
+            vals = [r["value"] for r in rows if r["mpi"] == m and r["param"] == p]
+            med[(m, p)] = statistics.median(vals) if vals else float("nan")
     return params, mpis, med
 
 
@@ -175,10 +193,11 @@ def summarize(bench, rows, out):
         print(f"\n{bench} ({unit}): median (ratio to cadence)")
         for p in params:
             base = med.get(("cadence", p))
+            base = base if base == base else None  # NaN: not measured
             ratios = [med[(m, p)] / base if base else float("nan") for m in others]
             w.writerow([p, unit] + [f"{med[(m, p)]:.6g}" for m in mpis] +
                        [f"{x:.3f}" for x in ratios])
-            cells = [f"cadence {base:.4g}"] + [f"{m} {med[(m, p)]:.4g} ({x:.2f}x)"
+            cells = [f"cadence {med[('cadence', p)]:.4g}"] + [f"{m} {med[(m, p)]:.4g} ({x:.2f}x)"
                                                 for m, x in zip(others, ratios)]
             print(f"  {p:>12}: " + ", ".join(cells))
     print(f"ratios: {path}")
@@ -195,7 +214,7 @@ def plot(bench, rows, params, mpis, med, out):
         f.write("param " + " ".join(mpis) + "\n")
         for i, p in enumerate(params):
             f.write(f"{p} " + " ".join(f"{med[(m, p)]:g}" for m in mpis) + "\n")
-    values = [v for v in med.values() if v > 0]
+    values = [v for v in med.values() if v > 0]  # NaN compares false: left out
     logy = "set logscale y;" if values and max(values) / min(values) > 100 else ""
     png = os.path.join(out, f"{bench}.png")
     lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title '{m}'"

@@ -1,0 +1,124 @@
+/*
+ * Per-communicator collective state and algorithm selection.
+ *
+ * Tags: every collective call on a communicator takes the next sequence
+ * number of that communicator (all ranks call collectives in the same
+ * order, MPI-4.1 6.12), and its messages use tags seq * 256 + sub on the
+ * communicator's internal context, so calls outstanding together never
+ * match each other's messages.  The sequence wraps after 2^22 calls; only
+ * a collective still pending 4 million calls later could collide.
+ * Persistent collectives take their number at init (initialisations are
+ * ordered), so their starts need no common order.
+ *
+ * Selection: CADENCE_<COLL>_ALGORITHM wins over the communicator's info
+ * key cadence_<coll>_algorithm (the person launching the job overrides
+ * what the program asked for); otherwise the builders choose by message and
+ * communicator size (docs/collectives.md).
+ */
+#include "coll/coll.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/comm.h"
+#include "runtime/config.h"
+#include "sched/sched.h"
+
+#define SEQ_BITS 22
+
+struct coll_state {
+    atomic_uint seq;
+};
+
+static void state_free(struct cdn_comm *comm)
+{
+    free(comm->coll);
+    comm->coll = NULL;
+}
+
+static struct coll_state *state_of(struct cdn_comm *comm)
+{
+    struct coll_state *st = __atomic_load_n((struct coll_state **)&comm->coll, __ATOMIC_ACQUIRE);
+    if (st != NULL)
+        return st;
+    struct coll_state *fresh = calloc(1, sizeof *fresh);
+    if (fresh == NULL)
+        return NULL;
+    atomic_init(&fresh->seq, 0);
+    void *expected = NULL;
+    if (__atomic_compare_exchange_n(&comm->coll, &expected, fresh, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        comm->coll_free = state_free;
+        return fresh;
+    }
+    free(fresh);
+    return expected;
+}
+
+struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent)
+{
+    struct coll_state *st = state_of(comm);
+    if (st == NULL)
+        return NULL;
+    unsigned seq = atomic_fetch_add_explicit(&st->seq, 1, memory_order_relaxed);
+    int tag = (int)((seq & ((1u << SEQ_BITS) - 1)) * CDN_SCHED_SUBTAGS);
+    return cdn_sched_new(comm, tag, persistent);
+}
+
+/* ---- selection ---- */
+
+static const struct {
+    const char *env, *info;
+    const char *names[3];  /* index = algorithm id; [0] unused (auto) */
+} selectable[CDN_COLL_NSELECT] = {
+    [CDN_COLL_BCAST] = {"CADENCE_BCAST_ALGORITHM", "cadence_bcast_algorithm",
+                        {"auto", "binomial", "scatter_allgather"}},
+    [CDN_COLL_REDUCE] = {"CADENCE_REDUCE_ALGORITHM", "cadence_reduce_algorithm",
+                         {"auto", "binomial", "linear"}},
+    [CDN_COLL_ALLREDUCE] = {"CADENCE_ALLREDUCE_ALGORITHM", "cadence_allreduce_algorithm",
+                            {"auto", "recursive_doubling", "ring"}},
+    [CDN_COLL_ALLGATHER] = {"CADENCE_ALLGATHER_ALGORITHM", "cadence_allgather_algorithm",
+                            {"auto", "ring", "bruck"}},
+    [CDN_COLL_ALLTOALL] = {"CADENCE_ALLTOALL_ALGORITHM", "cadence_alltoall_algorithm",
+                           {"auto", "pairwise", "scattered"}},
+};
+
+static int parse(enum cdn_coll_id id, const char *v, const char *from)
+{
+    for (int a = 0; a < 3; a++)
+        if (strcmp(v, selectable[id].names[a]) == 0)
+            return a;
+    static atomic_int warned[CDN_COLL_NSELECT];
+    if (atomic_exchange(&warned[id], 1) == 0)
+        fprintf(stderr, "cadence: %s: unknown algorithm '%s' (use %s, %s or %s); choosing "
+                "automatically\n", from, v, selectable[id].names[0], selectable[id].names[1],
+                selectable[id].names[2]);
+    return CDN_ALG_AUTO;
+}
+
+/* The environment is read once per process. */
+static int env_choice[CDN_COLL_NSELECT];
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void env_read(void)
+{
+    for (int id = 0; id < CDN_COLL_NSELECT; id++) {
+        const char *v = cdn_param_str(selectable[id].env);
+        env_choice[id] = v != NULL ? parse((enum cdn_coll_id)id, v, selectable[id].env)
+                                   : CDN_ALG_AUTO;
+    }
+}
+
+int cdn_coll_forced(struct cdn_comm *comm, enum cdn_coll_id id)
+{
+    pthread_once(&env_once, env_read);
+    if (env_choice[id] != CDN_ALG_AUTO)
+        return env_choice[id];
+    char v[64];
+    if (cdn_comm_info_value(comm, selectable[id].info, v, (int)sizeof v))
+        return parse(id, v, selectable[id].info);
+    return CDN_ALG_AUTO;
+}

@@ -1,0 +1,81 @@
+/*
+ * Collective algorithms as schedule builders, and their selection.
+ *
+ * A builder adds the nodes of one collective call to a schedule (sched/);
+ * the api/ bindings check arguments, make the schedule with
+ * cdn_coll_sched(), call one builder, and then start and wait (blocking),
+ * start (MPI_I...) or keep it for MPI_Start (persistent: algorithm chosen
+ * and schedule built once, at init).  Builders read their arguments at
+ * build time only, so count/displacement arrays may be temporaries.
+ *
+ * Arrays are normalised by the bindings: counts as MPI_Count, displacements
+ * as MPI_Aint in elements of the receive/send type, except the w-forms,
+ * whose displacements are in bytes.  MPI_IN_PLACE passes through.
+ */
+#ifndef CDN_COLL_H
+#define CDN_COLL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+struct cdn_comm;
+struct cdn_datatype;
+struct cdn_op;
+struct cdn_sched;
+
+/* The collectives with more than one algorithm, and their algorithms. */
+enum cdn_coll_id { CDN_COLL_BCAST, CDN_COLL_REDUCE, CDN_COLL_ALLREDUCE, CDN_COLL_ALLGATHER,
+                   CDN_COLL_ALLTOALL, CDN_COLL_NSELECT };
+enum { CDN_ALG_AUTO = 0,
+       CDN_BCAST_BINOMIAL = 1, CDN_BCAST_SCATTER_ALLGATHER,
+       CDN_REDUCE_BINOMIAL = 1, CDN_REDUCE_LINEAR,
+       CDN_ALLREDUCE_RECURSIVE_DOUBLING = 1, CDN_ALLREDUCE_RING,
+       CDN_ALLGATHER_RING = 1, CDN_ALLGATHER_BRUCK,
+       CDN_ALLTOALL_PAIRWISE = 1, CDN_ALLTOALL_SCATTERED };
+
+/* A schedule for the next collective call on comm (its tags come from the
+ * communicator's collective sequence number); NULL when out of memory. */
+struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent);
+
+/* The algorithm forced for a collective on comm (CADENCE_<COLL>_ALGORITHM,
+ * then the communicator's info key cadence_<coll>_algorithm), or
+ * CDN_ALG_AUTO.  An unknown name is reported once on stderr and ignored. */
+int cdn_coll_forced(struct cdn_comm *comm, enum cdn_coll_id id);
+
+void cdn_coll_barrier(struct cdn_sched *s, struct cdn_comm *c);
+void cdn_coll_bcast(struct cdn_sched *s, struct cdn_comm *c, void *buf, MPI_Count count,
+                    struct cdn_datatype *dt, int root);
+void cdn_coll_gatherv(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, MPI_Count scount,
+                      struct cdn_datatype *sdt, void *rbuf, const MPI_Count *rcounts,
+                      const MPI_Aint *displs, struct cdn_datatype *rdt, int root);
+void cdn_coll_scatterv(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                       const MPI_Count *scounts, const MPI_Aint *displs, struct cdn_datatype *sdt,
+                       void *rbuf, MPI_Count rcount, struct cdn_datatype *rdt, int root);
+/* uniform: every rcounts[i] equal and displs[i] = i * rcounts[0] (allgather). */
+void cdn_coll_allgatherv(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                         MPI_Count scount, struct cdn_datatype *sdt, void *rbuf,
+                         const MPI_Count *rcounts, const MPI_Aint *displs,
+                         struct cdn_datatype *rdt, bool uniform);
+/* Byte displacements; one type per peer.  uniform: plain alltoall. */
+void cdn_coll_alltoallw(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                        const MPI_Count *scounts, const MPI_Aint *sdispls,
+                        struct cdn_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
+                        const MPI_Aint *rdispls, struct cdn_datatype *const *rdts, bool uniform);
+void cdn_coll_reduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
+                     MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op, int root);
+void cdn_coll_allreduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
+                        MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op);
+void cdn_coll_reduce_scatter(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                             void *rbuf, const MPI_Count *rcounts, struct cdn_datatype *dt,
+                             struct cdn_op *op);
+void cdn_coll_scan(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
+                   MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op, bool exclusive);
+/* Neighbourhood exchanges over explicit neighbour lists (topology of comm). */
+void cdn_coll_neighbor_alltoallw(struct cdn_sched *s, int indegree, const int *sources,
+                                 int outdegree, const int *dests, const void *sbuf,
+                                 const MPI_Count *scounts, const MPI_Aint *sdispls,
+                                 struct cdn_datatype *const *sdts, void *rbuf,
+                                 const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                                 struct cdn_datatype *const *rdts);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * The reductions: reduce, allreduce, reduce_scatter(_block), scan, exscan.
+ *
+ * Reproducibility: every algorithm combines contributions in an order fixed
+ * by the communicator size alone, so a run gives the same bits every time.
+ * Non-commutative ops are combined in rank order: the binomial reduce then
+ * runs on a tree rooted at rank 0 (whose subtrees are rank ranges) and
+ * forwards the result to the root; recursive doubling puts the lower
+ * range's operand first; the ring allreduce (whose order rotates per
+ * block) is used for commutative ops only.
+ *
+ * cdn_op_reduce(op, in, inout) computes inout = in op inout; "a op b" into
+ * a's buffer is reduce(a, b) followed by a copy of b into a.
+ */
+#include "coll/coll.h"
+#include "runtime/comm.h"
+#include "runtime/datatype.h"
+#include "runtime/op.h"
+#include "sched/sched.h"
+
+#define ALLREDUCE_LONG (256 * 1024)
+
+static char *at(const void *buf, MPI_Aint disp, const struct cdn_datatype *dt)
+{
+    return (char *)buf + disp * cdn_datatype_extent(dt);
+}
+
+static void dep(struct cdn_sched *s, int before, int after)
+{
+    if (before >= 0 && after >= 0)
+        cdn_sched_dep(s, before, after);
+}
+
+/* a = a op b, after nodes d1 and d2 (b is clobbered when the op does not
+ * commute).  Returns the last node. */
+static int combine(struct cdn_sched *s, int d1, int d2, void *a, void *b, MPI_Count count,
+                   struct cdn_datatype *dt, struct cdn_op *op)
+{
+    int n = op->commute ? cdn_sched_reduce(s, b, a, count, dt, op)
+                        : cdn_sched_reduce(s, a, b, count, dt, op);
+    dep(s, d1, n);
+    dep(s, d2, n);
+    if (op->commute)
+        return n;
+    int m = cdn_sched_copy(s, b, count, dt, a, count, dt);
+    dep(s, n, m);
+    return m;
+}
+
+static void reduce_binomial(struct cdn_sched *s, struct cdn_comm *c, const void *mine,
+                            void *rbuf, MPI_Count count, struct cdn_datatype *dt,
+                            struct cdn_op *op, int root)
+{
+    int p = c->size, r = c->rank;
+    int troot = op->commute ? root : 0;
+    int vr = (r - troot + p) % p;
+    int nchild = 0, mask = 1;
+    for (; mask < p && !(vr & mask); mask <<= 1)
+        nchild += vr + mask < p;
+    const void *acc = mine;
+    int last = -1;
+    if (nchild > 0) {
+        void *a = r == root ? rbuf : cdn_sched_typed_scratch(s, count, dt);
+        if (a == NULL)
+            return;
+        if (a != mine)
+            last = cdn_sched_copy(s, mine, count, dt, a, count, dt);
+        for (int m = 1; m < mask; m <<= 1) {
+            if (vr + m >= p)
+                continue;
+            void *tmp = cdn_sched_typed_scratch(s, count, dt);
+            if (tmp == NULL)
+                return;
+            int rv = cdn_sched_recv(s, tmp, count, dt, (vr + m + troot) % p, 0);
+            /* the subtree's range follows ours: acc = acc op tmp */
+            last = combine(s, rv, last, a, tmp, count, dt, op);
+        }
+        acc = a;
+    }
+    int sent = -1;
+    if (vr != 0) {
+        sent = cdn_sched_send(s, acc, count, dt, (vr - mask + troot) % p, 0);
+        dep(s, last, sent);
+    } else if (r == root && acc != rbuf) {
+        cdn_sched_copy(s, acc, count, dt, rbuf, count, dt);  /* p == 1 */
+    }
+    if (troot != root) {  /* non-commutative op, root != 0: rank 0 forwards the result */
+        if (r == 0) {
+            int f = cdn_sched_send(s, acc, count, dt, root, 1);
+            dep(s, last, f);
+        } else if (r == root) {
+            int f = cdn_sched_recv(s, rbuf, count, dt, 0, 1);
+            dep(s, sent, f);  /* our own contribution may be read from rbuf */
+        }
+    }
+}
+
+/* The root receives everything, then reduces right to left in rank order:
+ * rbuf = x[p-1]; rbuf = x[i] op rbuf for i = p-2 .. 0. */
+static void reduce_linear(struct cdn_sched *s, struct cdn_comm *c, const void *mine, void *rbuf,
+                          MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op, int root)
+{
+    int p = c->size, r = c->rank;
+    if (r != root) {
+        cdn_sched_send(s, mine, count, dt, root, 0);
+        return;
+    }
+    const void **x = cdn_sched_scratch(s, (size_t)p * sizeof *x);
+    if (x == NULL)
+        return;
+    for (int i = 0; i < p; i++) {
+        if (i == root && mine != rbuf) {
+            x[i] = mine;
+            continue;
+        }
+        void *t = cdn_sched_typed_scratch(s, count, dt);
+        if (t == NULL)
+            return;
+        x[i] = t;
+        if (i == root)
+            cdn_sched_copy(s, rbuf, count, dt, t, count, dt);
+        else
+            cdn_sched_recv(s, t, count, dt, i, 0);
+    }
+    cdn_sched_round(s);
+    int last = cdn_sched_copy(s, x[p - 1], count, dt, rbuf, count, dt);
+    for (int i = p - 2; i >= 0; i--) {
+        int n = cdn_sched_reduce(s, x[i], rbuf, count, dt, op);
+        dep(s, last, n);
+        last = n;
+    }
+}
+
+void cdn_coll_reduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
+                     MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op, int root)
+{
+    const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    int alg = cdn_coll_forced(c, CDN_COLL_REDUCE);
+    if (alg == CDN_REDUCE_LINEAR)
+        reduce_linear(s, c, mine, rbuf, count, dt, op, root);
+    else
+        reduce_binomial(s, c, mine, rbuf, count, dt, op, root);
+}
+
+static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, void *acc, MPI_Count count,
+                         struct cdn_datatype *dt, struct cdn_op *op)
+{
+    int p = c->size, r = c->rank;
+    int pof2 = 1;
+    while (pof2 * 2 <= p)
+        pof2 *= 2;
+    int rem = p - pof2, newrank;
+    void *tmp = cdn_sched_typed_scratch(s, count, dt);
+    if (tmp == NULL)
+        return;
+    /* fold the first 2*rem ranks pairwise: odd ones carry the pair */
+    if (r < 2 * rem) {
+        if (r % 2 == 0) {
+            cdn_sched_send(s, acc, count, dt, r + 1, 0);
+            newrank = -1;
+        } else {
+            int rv = cdn_sched_recv(s, tmp, count, dt, r - 1, 0);
+            int n = cdn_sched_reduce(s, tmp, acc, count, dt, op);  /* x[r-1] op x[r] */
+            dep(s, rv, n);
+            newrank = r / 2;
+        }
+        cdn_sched_round(s);
+    } else {
+        newrank = r - rem;
+    }
+    if (newrank >= 0) {
+        int step = 1;
+        for (int mask = 1; mask < pof2; mask <<= 1, step++) {
+            int nd = newrank ^ mask;
+            int peer = nd < rem ? nd * 2 + 1 : nd + rem;
+            cdn_sched_send(s, acc, count, dt, peer, step);
+            cdn_sched_recv(s, tmp, count, dt, peer, step);
+            cdn_sched_round(s);
+            if (op->commute || peer < r)
+                cdn_sched_reduce(s, tmp, acc, count, dt, op);  /* lower range first */
+            else
+                combine(s, -1, -1, acc, tmp, count, dt, op);
+            cdn_sched_round(s);
+        }
+    }
+    if (r < 2 * rem) {
+        if (r % 2)
+            cdn_sched_send(s, acc, count, dt, r - 1, 100);
+        else
+            cdn_sched_recv(s, acc, count, dt, r + 1, 100);
+    }
+}
+
+/* Reduce-scatter then allgather around the ring, count split in p blocks. */
+static void allreduce_ring(struct cdn_sched *s, struct cdn_comm *c, void *acc, MPI_Count count,
+                           struct cdn_datatype *dt, struct cdn_op *op)
+{
+    int p = c->size, r = c->rank;
+    MPI_Count *cnt = cdn_sched_scratch(s, (size_t)p * sizeof *cnt);
+    MPI_Aint *off = cdn_sched_scratch(s, (size_t)p * sizeof *off);
+    void *tmp = cdn_sched_typed_scratch(s, count / p + 1, dt);
+    if (cnt == NULL || off == NULL || tmp == NULL)
+        return;
+    for (int i = 0; i < p; i++) {
+        cnt[i] = count / p + (i < count % p);
+        off[i] = i == 0 ? 0 : off[i - 1] + (MPI_Aint)cnt[i - 1];
+    }
+    int right = (r + 1) % p, left = (r - 1 + p) % p;
+    for (int j = 0; j < p - 1; j++) {
+        int sb = (r - j + p) % p, rb = (r - j - 1 + p) % p;
+        cdn_sched_send(s, at(acc, off[sb], dt), cnt[sb], dt, right, j % 100);
+        cdn_sched_recv(s, tmp, cnt[rb], dt, left, j % 100);
+        cdn_sched_round(s);
+        cdn_sched_reduce(s, tmp, at(acc, off[rb], dt), cnt[rb], dt, op);
+        cdn_sched_round(s);
+    }
+    for (int j = 0; j < p - 1; j++) {
+        int sb = (r - j + 1 + p) % p, rb = (r - j + p) % p;
+        cdn_sched_send(s, at(acc, off[sb], dt), cnt[sb], dt, right, 100 + j % 100);
+        cdn_sched_recv(s, at(acc, off[rb], dt), cnt[rb], dt, left, 100 + j % 100);
+        cdn_sched_round(s);
+    }
+}
+
+void cdn_coll_allreduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
+                        MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
+{
+    if (sbuf != MPI_IN_PLACE) {
+        cdn_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
+        cdn_sched_round(s);
+    }
+    if (c->size == 1 || count == 0)
+        return;
+    int alg = cdn_coll_forced(c, CDN_COLL_ALLREDUCE);
+    if (alg == CDN_ALG_AUTO)
+        alg = count * cdn_datatype_size(dt) >= ALLREDUCE_LONG && count >= c->size
+                  ? CDN_ALLREDUCE_RING : CDN_ALLREDUCE_RECURSIVE_DOUBLING;
+    if (alg == CDN_ALLREDUCE_RING && op->commute)
+        allreduce_ring(s, c, rbuf, count, dt, op);
+    else
+        allreduce_rd(s, c, rbuf, count, dt, op);
+}
+
+/* Reduce the whole vector to rank 0, then scatter the blocks. */
+void cdn_coll_reduce_scatter(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                             void *rbuf, const MPI_Count *rcounts, struct cdn_datatype *dt,
+                             struct cdn_op *op)
+{
+    int p = c->size;
+    MPI_Aint *displs = cdn_sched_scratch(s, (size_t)p * sizeof *displs);
+    if (displs == NULL)
+        return;
+    MPI_Count total = 0;
+    for (int i = 0; i < p; i++) {
+        displs[i] = (MPI_Aint)total;
+        total += rcounts[i];
+    }
+    const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    void *tmp = c->rank == 0 ? cdn_sched_typed_scratch(s, total, dt) : NULL;
+    if (c->rank == 0 && tmp == NULL)
+        return;
+    cdn_coll_reduce(s, c, mine, tmp, total, dt, op, 0);
+    cdn_sched_round(s);
+    cdn_coll_scatterv(s, c, tmp, rcounts, displs, dt, rbuf, rcounts[c->rank], dt, 0);
+}
+
+/* Recursive doubling: partial covers ranks [r - 2^k + 1, r] after step k. */
+void cdn_coll_scan(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
+                   MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op, bool exclusive)
+{
+    int p = c->size, r = c->rank;
+    const void *mine = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    void *partial = cdn_sched_typed_scratch(s, count, dt);
+    void *tmp = cdn_sched_typed_scratch(s, count, dt);
+    if (partial == NULL || tmp == NULL)
+        return;
+    cdn_sched_copy(s, mine, count, dt, partial, count, dt);
+    cdn_sched_round(s);
+    bool have = false;  /* exclusive: rbuf holds a result */
+    int step = 0;
+    for (int mask = 1; mask < p; mask <<= 1, step++) {
+        if (r + mask < p)
+            cdn_sched_send(s, partial, count, dt, r + mask, step);
+        if (r - mask >= 0)
+            cdn_sched_recv(s, tmp, count, dt, r - mask, step);
+        cdn_sched_round(s);
+        if (r - mask >= 0) {
+            if (exclusive) {
+                if (have)
+                    cdn_sched_reduce(s, tmp, rbuf, count, dt, op);
+                else
+                    cdn_sched_copy(s, tmp, count, dt, rbuf, count, dt);
+                have = true;
+            }
+            cdn_sched_reduce(s, tmp, partial, count, dt, op);
+            cdn_sched_round(s);
+        }
+    }
+    if (!exclusive)
+        cdn_sched_copy(s, partial, count, dt, rbuf, count, dt);
+}

@@ -1,0 +1,582 @@
+/*
+ * The schedule engine (see sched.h): building the DAG, starting an
+ * instance, and advancing it as nodes complete.
+ *
+ * A send, receive or nested-request node owns a persistent child request
+ * and a small "proxy" request that is the child's parent: the child's
+ * completion is an event on the proxy, whose completion hook tells the
+ * schedule which node finished (the request core's parent link counts
+ * events but does not say whose).  Both are made once, at build time, and
+ * re-armed by every start.
+ *
+ * Lifetime: the schedule request's engine reference (taken at start,
+ * dropped by the completion event) and the user's handle keep the schedule;
+ * a thread draining the ready queue holds one more, so the schedule cannot
+ * vanish under it when its last node completes on another thread.
+ */
+#include "sched/sched.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress/engine.h"
+#include "progress/p2p.h"
+#include "progress/request.h"
+#include "runtime/comm.h"
+#include "runtime/datatype.h"
+#include "runtime/error.h"
+#include "runtime/op.h"
+
+enum node_kind { N_NOP, N_SEND, N_RECV, N_REQUEST, N_REDUCE, N_COPY, N_CALLBACK };
+
+struct node {
+    int kind;
+    int ndeps;                        /* dependencies (static) */
+    int nsucc, capsucc;
+    int *succ;
+    struct cdn_request *child;        /* N_SEND, N_RECV, N_REQUEST */
+    struct cdn_request *proxy;
+    union {
+        struct {
+            const void *in;
+            void *inout;
+            MPI_Count count;
+            struct cdn_datatype *dt;
+            struct cdn_op *op;
+        } red;
+        struct {
+            const void *src;
+            void *dst;
+            MPI_Count scount, dcount;
+            struct cdn_datatype *sdt, *ddt;
+        } copy;
+        struct {
+            int (*fn)(void *arg);
+            void *arg;
+        } cb;
+    } u;
+};
+
+struct cdn_sched {
+    struct cdn_request *req;
+    struct cdn_comm *comm;
+    int tag;
+    int n, cap;
+    struct node *nodes;
+    int failed;                       /* MPI error class of a failed build */
+    int round_join, round_first;
+    void **scratch;
+    int nscratch, capscratch;
+    void (*on_free)(void *arg);
+    void *free_arg;
+    /* instance state */
+    atomic_int *left;                 /* dependencies still to complete, per node */
+    atomic_int remaining;             /* nodes not yet complete */
+    atomic_int err;
+    pthread_mutex_t lock;             /* the ready queue and the runner flag */
+    int *ready;
+    int rhead, rtail;
+    bool running;
+};
+
+/* What a proxy request keeps in its room. */
+struct proxy_state {
+    struct cdn_sched *s;
+    int node;
+};
+
+static struct cdn_sched *sched_of(struct cdn_request *r)
+{
+    struct cdn_sched *s;
+    memcpy(&s, r->u.room, sizeof s);
+    return s;
+}
+
+static void node_done(struct cdn_sched *s, int i);
+
+/* ---- building ---- */
+
+static void sched_free(struct cdn_request *r);
+static const struct cdn_request_ops sched_ops = {
+    .name = "schedule", .start = cdn_sched_start, .free = sched_free,
+};
+
+static void proxy_complete(struct cdn_request *p)
+{
+    struct proxy_state st;
+    memcpy(&st, p->u.room, sizeof st);
+    struct node *nd = &st.s->nodes[st.node];
+    int e = nd->child->status.MPI_ERROR;
+    if (e != MPI_SUCCESS) {
+        int expected = MPI_SUCCESS;
+        atomic_compare_exchange_strong(&st.s->err, &expected, e);
+    }
+    node_done(st.s, st.node);
+}
+static const struct cdn_request_ops proxy_ops = {.name = "schedule node",
+                                                 .complete = proxy_complete};
+
+struct cdn_sched *cdn_sched_new(struct cdn_comm *comm, int base_tag, bool persistent)
+{
+    struct cdn_sched *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->req = cdn_request_alloc(CDN_REQ_SCHED, &sched_ops, comm);
+    if (s->req == NULL) {
+        free(s);
+        return NULL;
+    }
+    s->req->persistent = persistent;
+    memcpy(s->req->u.room, &s, sizeof s);
+    s->comm = comm;
+    s->tag = base_tag;
+    s->round_join = -1;
+    pthread_mutex_init(&s->lock, NULL);
+    atomic_init(&s->err, MPI_SUCCESS);
+    return s;
+}
+
+static void fail(struct cdn_sched *s, int errclass)
+{
+    if (s->failed == 0)
+        s->failed = errclass;
+}
+
+static bool add_succ(struct node *nd, int succ)
+{
+    if (nd->nsucc == nd->capsucc) {
+        int cap = nd->capsucc ? nd->capsucc * 2 : 2;
+        int *p = realloc(nd->succ, (size_t)cap * sizeof *p);
+        if (p == NULL)
+            return false;
+        nd->succ = p;
+        nd->capsucc = cap;
+    }
+    nd->succ[nd->nsucc++] = succ;
+    return true;
+}
+
+void cdn_sched_dep(struct cdn_sched *s, int before, int after)
+{
+    if (before < 0 || after < 0 || before >= after || after >= s->n) {
+        fail(s, before < 0 || after < 0 ? MPI_ERR_NO_MEM : MPI_ERR_INTERN);
+        return;
+    }
+    if (!add_succ(&s->nodes[before], after)) {
+        fail(s, MPI_ERR_NO_MEM);
+        return;
+    }
+    s->nodes[after].ndeps++;
+}
+
+/* A new node of this kind (its round dependency added), or -1. */
+static int add_node(struct cdn_sched *s, int kind)
+{
+    if (s->failed)
+        return -1;
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 16;
+        struct node *p = realloc(s->nodes, (size_t)cap * sizeof *p);
+        if (p == NULL) {
+            fail(s, MPI_ERR_NO_MEM);
+            return -1;
+        }
+        s->nodes = p;
+        s->cap = cap;
+    }
+    int id = s->n++;
+    memset(&s->nodes[id], 0, sizeof s->nodes[id]);
+    s->nodes[id].kind = kind;
+    if (s->round_join >= 0)
+        cdn_sched_dep(s, s->round_join, id);
+    return id;
+}
+
+int cdn_sched_size(const struct cdn_sched *s)
+{
+    return s->n;
+}
+
+void cdn_sched_round(struct cdn_sched *s)
+{
+    int first = s->round_first, last = s->n;
+    if (last == first)
+        return;
+    s->round_join = -1;  /* the join depends on the round, not on the join before */
+    int j = add_node(s, N_NOP);
+    if (j < 0)
+        return;
+    for (int i = first; i < last; i++)
+        cdn_sched_dep(s, i, j);
+    s->round_join = j;
+    s->round_first = s->n;
+}
+
+/* Attach a persistent child request to a new node. */
+static int add_child(struct cdn_sched *s, int kind, struct cdn_request *child)
+{
+    int id = add_node(s, kind);
+    if (id < 0) {
+        cdn_request_release(child);
+        return -1;
+    }
+    struct node *nd = &s->nodes[id];
+    nd->child = child;
+    nd->proxy = cdn_request_alloc(CDN_REQ_SCHED, &proxy_ops, s->comm);
+    if (nd->proxy == NULL) {
+        fail(s, MPI_ERR_NO_MEM);
+        return -1;
+    }
+    struct proxy_state st = {s, id};
+    memcpy(nd->proxy->u.room, &st, sizeof st);
+    child->parent = nd->proxy;
+    return id;
+}
+
+static bool sub_ok(struct cdn_sched *s, int sub)
+{
+    if (sub < 0 || sub >= CDN_SCHED_SUBTAGS) {
+        fail(s, MPI_ERR_INTERN);
+        return false;
+    }
+    return !s->failed;
+}
+
+/* A send or receive node around the persistent child r (rc: how making it went). */
+static int add_p2p(struct cdn_sched *s, int kind, int rc, struct cdn_request *r)
+{
+    if (rc != MPI_SUCCESS) {
+        fail(s, MPI_ERR_NO_MEM);
+        return -1;
+    }
+    return add_child(s, kind, r);
+}
+
+int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
+                   struct cdn_datatype *dt, int peer, int sub)
+{
+    struct cdn_request *r = NULL;
+    if (!sub_ok(s, sub))
+        return -1;
+    int rc = cdn_p2p_send_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
+    return add_p2p(s, N_SEND, rc, r);
+}
+
+int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_datatype *dt,
+                   int peer, int sub)
+{
+    struct cdn_request *r = NULL;
+    if (!sub_ok(s, sub))
+        return -1;
+    int rc = cdn_p2p_recv_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
+    return add_p2p(s, N_RECV, rc, r);
+}
+
+int cdn_sched_request(struct cdn_sched *s, struct cdn_request *child)
+{
+    if (child->ops == NULL || child->ops->start == NULL) {
+        fail(s, MPI_ERR_REQUEST);
+        cdn_request_release(child);
+        return -1;
+    }
+    return add_child(s, N_REQUEST, child);
+}
+
+int cdn_sched_reduce(struct cdn_sched *s, const void *in, void *inout, MPI_Count count,
+                     struct cdn_datatype *dt, struct cdn_op *op)
+{
+    int id = add_node(s, N_REDUCE);
+    if (id < 0)
+        return -1;
+    struct node *nd = &s->nodes[id];
+    nd->u.red.in = in;
+    nd->u.red.inout = inout;
+    nd->u.red.count = count;
+    nd->u.red.dt = dt;
+    nd->u.red.op = op;
+    cdn_datatype_retain(dt);
+    cdn_op_retain(op);
+    return id;
+}
+
+int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
+                   struct cdn_datatype *sdt, void *dst, MPI_Count dcount,
+                   struct cdn_datatype *ddt)
+{
+    int id = add_node(s, N_COPY);
+    if (id < 0)
+        return -1;
+    struct node *nd = &s->nodes[id];
+    nd->u.copy.src = src;
+    nd->u.copy.dst = dst;
+    nd->u.copy.scount = scount;
+    nd->u.copy.dcount = dcount;
+    nd->u.copy.sdt = sdt;
+    nd->u.copy.ddt = ddt;
+    cdn_datatype_retain(sdt);
+    cdn_datatype_retain(ddt);
+    return id;
+}
+
+int cdn_sched_callback(struct cdn_sched *s, int (*fn)(void *arg), void *arg)
+{
+    int id = add_node(s, N_CALLBACK);
+    if (id >= 0) {
+        s->nodes[id].u.cb.fn = fn;
+        s->nodes[id].u.cb.arg = arg;
+    }
+    return id;
+}
+
+int cdn_sched_nop(struct cdn_sched *s)
+{
+    return add_node(s, N_NOP);
+}
+
+void *cdn_sched_scratch(struct cdn_sched *s, size_t bytes)
+{
+    if (s->failed)
+        return NULL;
+    if (s->nscratch == s->capscratch) {
+        int cap = s->capscratch ? s->capscratch * 2 : 4;
+        void **p = realloc(s->scratch, (size_t)cap * sizeof *p);
+        if (p == NULL) {
+            fail(s, MPI_ERR_NO_MEM);
+            return NULL;
+        }
+        s->scratch = p;
+        s->capscratch = cap;
+    }
+    void *m = calloc(1, bytes > 0 ? bytes : 1);
+    if (m == NULL) {
+        fail(s, MPI_ERR_NO_MEM);
+        return NULL;
+    }
+    s->scratch[s->nscratch++] = m;
+    return m;
+}
+
+void *cdn_sched_typed_scratch(struct cdn_sched *s, MPI_Count count, struct cdn_datatype *dt)
+{
+    if (count <= 0)
+        return cdn_sched_scratch(s, 1);
+    MPI_Aint span = cdn_datatype_true_extent(dt) + (MPI_Aint)(count - 1) * cdn_datatype_extent(dt);
+    char *m = cdn_sched_scratch(s, (size_t)(span > 0 ? span : 1));
+    return m != NULL ? m - cdn_datatype_true_lb(dt) : NULL;
+}
+
+void cdn_sched_on_free(struct cdn_sched *s, void (*fn)(void *arg), void *arg)
+{
+    s->on_free = fn;
+    s->free_arg = arg;
+}
+
+int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out)
+{
+    if (!s->failed && s->n > 0) {
+        s->left = malloc((size_t)s->n * sizeof *s->left);
+        s->ready = malloc((size_t)s->n * sizeof *s->ready);
+        if (s->left == NULL || s->ready == NULL)
+            fail(s, MPI_ERR_NO_MEM);
+    }
+    if (s->failed) {
+        int cls = s->failed;
+        cdn_request_release(s->req);
+        return cls == MPI_ERR_NO_MEM
+                   ? cdn_err(cls, "%s: out of memory building the schedule", caller)
+                   : cdn_err(cls, "%s: internal error building the schedule", caller);
+    }
+    *out = s->req;
+    return MPI_SUCCESS;
+}
+
+static void sched_free(struct cdn_request *r)
+{
+    struct cdn_sched *s = sched_of(r);
+    for (int i = 0; i < s->n; i++) {
+        struct node *nd = &s->nodes[i];
+        if (nd->child != NULL)
+            cdn_request_release(nd->child);
+        if (nd->proxy != NULL)
+            cdn_request_release(nd->proxy);
+        if (nd->kind == N_REDUCE) {
+            cdn_datatype_release(nd->u.red.dt);
+            cdn_op_release(nd->u.red.op);
+        } else if (nd->kind == N_COPY) {
+            cdn_datatype_release(nd->u.copy.sdt);
+            cdn_datatype_release(nd->u.copy.ddt);
+        }
+        free(nd->succ);
+    }
+    for (int i = 0; i < s->nscratch; i++)
+        free(s->scratch[i]);
+    if (s->on_free != NULL)
+        s->on_free(s->free_arg);
+    free(s->scratch);
+    free(s->nodes);
+    free(s->left);
+    free(s->ready);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* ---- running ---- */
+
+/* Copy min(source, destination) bytes between typed buffers. */
+static void typed_copy(const void *src, MPI_Count scount, struct cdn_datatype *sdt, void *dst,
+                       MPI_Count dcount, struct cdn_datatype *ddt)
+{
+    MPI_Count sb = scount * cdn_datatype_size(sdt), db = dcount * cdn_datatype_size(ddt);
+    MPI_Count len = sb < db ? sb : db;
+    if (len <= 0)
+        return;
+    bool sc = cdn_datatype_is_contig(sdt, scount), dc = cdn_datatype_is_contig(ddt, dcount);
+    const char *s0 = (const char *)src + cdn_datatype_true_lb(sdt);
+    char *d0 = (char *)dst + cdn_datatype_true_lb(ddt);
+    if (sc && dc) {
+        if (s0 != d0)
+            memmove(d0, s0, (size_t)len);
+        return;
+    }
+    struct cdn_dt_segment ss, ds;
+    if (sc) {
+        cdn_dt_segment_init(&ds, dst, dcount, ddt);
+        cdn_dt_unpack(&ds, 0, s0, len);
+        cdn_dt_segment_fini(&ds);
+        return;
+    }
+    cdn_dt_segment_init(&ss, src, scount, sdt);
+    if (dc) {
+        cdn_dt_pack(&ss, 0, d0, len);
+        cdn_dt_segment_fini(&ss);
+        return;
+    }
+    cdn_dt_segment_init(&ds, dst, dcount, ddt);
+    char chunk[16384];
+    for (MPI_Count off = 0; off < len;) {
+        MPI_Count n = len - off < (MPI_Count)sizeof chunk ? len - off : (MPI_Count)sizeof chunk;
+        cdn_dt_pack(&ss, off, chunk, n);
+        cdn_dt_unpack(&ds, off, chunk, n);
+        off += n;
+    }
+    cdn_dt_segment_fini(&ss);
+    cdn_dt_segment_fini(&ds);
+}
+
+static void record_error(struct cdn_sched *s, int e)
+{
+    int expected = MPI_SUCCESS;
+    if (e != MPI_SUCCESS)
+        atomic_compare_exchange_strong(&s->err, &expected, e);
+}
+
+static void run_node(struct cdn_sched *s, int i)
+{
+    struct node *nd = &s->nodes[i];
+    switch (nd->kind) {
+    case N_SEND:
+    case N_RECV:
+    case N_REQUEST:
+        /* The proxy's completion hook completes this node, and possibly the
+         * schedule, before the request core marks the proxy itself complete
+         * (cc = 0): a restart can get here while the thread that ran the
+         * hook of the previous instance has not stored it yet. */
+        for (int spins = 0; atomic_load_explicit(&nd->proxy->cc, memory_order_acquire) != 0;
+             spins++) {
+            if (spins < 1000)
+                CDN_CPU_RELAX();
+            else
+                sched_yield();
+        }
+        cdn_request_arm(nd->proxy, 1);
+        if (nd->kind == N_REQUEST)
+            nd->child->active = true;
+        nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
+        return;
+    case N_REDUCE:
+        cdn_op_reduce(nd->u.red.op, nd->u.red.in, nd->u.red.inout, nd->u.red.count,
+                      nd->u.red.dt);
+        break;
+    case N_COPY:
+        typed_copy(nd->u.copy.src, nd->u.copy.scount, nd->u.copy.sdt, nd->u.copy.dst,
+                   nd->u.copy.dcount, nd->u.copy.ddt);
+        break;
+    case N_CALLBACK:
+        record_error(s, nd->u.cb.fn(nd->u.cb.arg));
+        break;
+    default:
+        break;
+    }
+    node_done(s, i);
+}
+
+/* Run ready nodes until none is left, unless another thread already does. */
+static void drain(struct cdn_sched *s)
+{
+    cdn_request_retain(s->req);
+    pthread_mutex_lock(&s->lock);
+    if (!s->running) {
+        s->running = true;
+        while (s->rhead < s->rtail) {
+            int i = s->ready[s->rhead++];
+            pthread_mutex_unlock(&s->lock);
+            run_node(s, i);
+            pthread_mutex_lock(&s->lock);
+        }
+        s->running = false;
+    }
+    pthread_mutex_unlock(&s->lock);
+    cdn_request_release(s->req);
+}
+
+static void finish(struct cdn_sched *s)
+{
+    struct cdn_request *r = s->req;
+    r->status.MPI_ERROR = atomic_load(&s->err);
+    cdn_request_event(r);
+}
+
+static void node_done(struct cdn_sched *s, int i)
+{
+    struct node *nd = &s->nodes[i];
+    bool pushed = false;
+    for (int k = 0; k < nd->nsucc; k++) {
+        int j = nd->succ[k];
+        if (atomic_fetch_sub_explicit(&s->left[j], 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&s->lock);
+            s->ready[s->rtail++] = j;
+            pthread_mutex_unlock(&s->lock);
+            pushed = true;
+        }
+    }
+    if (pushed)
+        drain(s);
+    if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) == 1)
+        finish(s);
+}
+
+int cdn_sched_start(struct cdn_request *r)
+{
+    struct cdn_sched *s = sched_of(r);
+    cdn_status_empty(&r->status);
+    cdn_request_arm(r, 1);
+    atomic_store(&s->err, MPI_SUCCESS);
+    if (s->n == 0) {
+        cdn_request_event(r);
+        return MPI_SUCCESS;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->rhead = s->rtail = 0;
+    for (int i = 0; i < s->n; i++) {
+        atomic_store_explicit(&s->left[i], s->nodes[i].ndeps, memory_order_relaxed);
+        if (s->nodes[i].ndeps == 0)
+            s->ready[s->rtail++] = i;
+    }
+    atomic_store(&s->remaining, s->n);
+    pthread_mutex_unlock(&s->lock);
+    drain(s);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,90 @@
+/*
+ * Schedules: the DAG engine every multi-step operation runs on
+ * (DESIGN.md, "Schedules").  A schedule is a request (kind CDN_REQ_SCHED)
+ * holding a graph of nodes built once and started any number of times:
+ *
+ *   send / recv    a message on the communicator's internal context, tag
+ *                  base + sub (sub in 0..CDN_SCHED_SUBTAGS-1);
+ *   request        start any persistent request (another schedule, a
+ *                  partitioned request, ...) and wait for it;
+ *   reduce         inout = in op inout (any MPI_Op, user ops included);
+ *   copy           a datatype-aware copy between two typed buffers;
+ *   callback       a function of the builder (MPIX_Schedule user steps);
+ *   nop            a join point.
+ *
+ * A node runs when every node it depends on has completed; dependencies
+ * only point from an earlier node to a later one, so every schedule is a
+ * DAG.  "Rounds" are sugar: after cdn_sched_round(), every new node
+ * depends on all nodes of the round before (through one nop join).
+ *
+ * Building returns node ids (>= 0); a failed allocation marks the schedule
+ * broken and cdn_sched_commit reports it, so builders need not check each
+ * call.  Per-start state (dependency counters, the ready queue) is reset by
+ * each start, so a persistent schedule restarts without being rebuilt.
+ *
+ * Execution: the thread that completes a node (the progress thread, or any
+ * application thread polling inside MPI) decrements its successors and runs
+ * the ones that became ready.  One thread at a time drains a schedule's
+ * ready queue (a per-schedule lock; other threads hand their ready nodes to
+ * it), which keeps recursion flat when sends and receives complete
+ * immediately.  No MPI call of the user is needed between start and
+ * completion.
+ */
+#ifndef CDN_SCHED_H
+#define CDN_SCHED_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cdn_comm;
+struct cdn_datatype;
+struct cdn_op;
+struct cdn_request;
+struct cdn_sched;
+
+#define CDN_SCHED_SUBTAGS 256
+
+/* A schedule whose messages use tags base_tag .. base_tag + CDN_SCHED_SUBTAGS-1
+ * on comm's internal context; NULL when out of memory.  persistent: the
+ * request is started by MPI_Start (else by cdn_sched_start once). */
+struct cdn_sched *cdn_sched_new(struct cdn_comm *comm, int base_tag, bool persistent);
+
+int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
+                   struct cdn_datatype *dt, int peer, int sub);
+int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_datatype *dt,
+                   int peer, int sub);
+/* Start child (a persistent request; the schedule takes over the caller's
+ * reference) and complete when it does. */
+int cdn_sched_request(struct cdn_sched *s, struct cdn_request *child);
+int cdn_sched_reduce(struct cdn_sched *s, const void *in, void *inout, MPI_Count count,
+                     struct cdn_datatype *dt, struct cdn_op *op);
+int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
+                   struct cdn_datatype *sdt, void *dst, MPI_Count dcount,
+                   struct cdn_datatype *ddt);
+/* fn returns MPI_SUCCESS or an error code, which the schedule reports. */
+int cdn_sched_callback(struct cdn_sched *s, int (*fn)(void *arg), void *arg);
+int cdn_sched_nop(struct cdn_sched *s);
+
+/* Node `after` runs only once node `before` completed (before < after). */
+void cdn_sched_dep(struct cdn_sched *s, int before, int after);
+/* Close the current round: nodes added from now on depend on all of it. */
+void cdn_sched_round(struct cdn_sched *s);
+/* Nodes added so far (the id the next node gets). */
+int cdn_sched_size(const struct cdn_sched *s);
+
+/* Scratch memory owned by the schedule (freed with it), zeroed. */
+void *cdn_sched_scratch(struct cdn_sched *s, size_t bytes);
+/* A scratch buffer for count elements of dt, returned so that (buf, count,
+ * dt) addresses it (the type's lower bound accounted for). */
+void *cdn_sched_typed_scratch(struct cdn_sched *s, MPI_Count count, struct cdn_datatype *dt);
+/* Release arg with fn when the schedule is freed (builder state). */
+void cdn_sched_on_free(struct cdn_sched *s, void (*fn)(void *arg), void *arg);
+
+/* Finish building: MPI_SUCCESS, or the error of a failed build (the
+ * schedule is then freed).  *out gets the request. */
+int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out);
+/* Start an instance (what MPI_Start does for a persistent schedule). */
+int cdn_sched_start(struct cdn_request *r);
+
+#endif

@@ -84,8 +84,19 @@ if [ $multihost = 2 ]; then
         exit 77
     fi
     ip addr add $ctld_addr/24 dev cdnbr0 && ip link set cdnbr0 up
+    # a fresh /tmp per host, with the build and source trees put back when
+    # they live under /tmp (a clean clone there must still find its programs)
+    keep=""
+    for d in "${CADENCE_BUILD_ROOT:-}" "${CADENCE_SOURCE_ROOT:-}"; do
+        case "$d" in /tmp/?*) keep="$keep $(realpath "$d")" ;; esac
+    done
+    orig=$dir/orig-tmp
+    mkdir -p "$orig"
     for i in 1 2; do
-        unshare -n -u -m sh -c 'mount -t tmpfs tmpfs /tmp && exec sleep 100000' &
+        unshare -n -u -m sh -c 'mount --bind /tmp "$1" && mount -t tmpfs tmpfs /tmp || exit 1
+            o=$1; shift
+            for d in "$@"; do mkdir -p "$d" && mount --bind "$o/${d#/tmp/}" "$d" || exit 1; done
+            exec sleep 100000' sh "$orig" $keep &
         holders[$i]=$!
         pids+=($!)
     done

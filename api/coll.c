@@ -40,16 +40,7 @@ static int begin(const char *fn, MPI_Comm comm, int form, MPI_Request *request,
 static int check_buf(const char *fn, const char *name, const void *buf, MPI_Count count,
                      MPI_Datatype type, struct cdn_datatype **dt)
 {
-    if (count < 0)
-        return cdn_err(MPI_ERR_COUNT, "%s: %s count %lld is negative", fn, name, (long long)count);
-    int rc = cdn_datatype_check(type, fn, dt);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (buf == NULL && count > 0 && CDN_HANDLE_KIND(type) == CDN_HK_BUILTIN &&
-        cdn_datatype_size(*dt) > 0)
-        return cdn_err(MPI_ERR_BUFFER, "%s: %s is NULL with count %lld", fn, name,
-                       (long long)count);
-    return MPI_SUCCESS;
+    return cdn_api_buf(fn, name, true, buf, count, type, dt);
 }
 
 static int no_in_place(const char *fn, const char *name, const void *buf)

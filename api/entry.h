@@ -6,6 +6,7 @@
 #define CDN_API_ENTRY_H
 
 #include <mpi.h>
+#include <stdbool.h>
 
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
@@ -21,6 +22,13 @@ struct cdn_group;
 /* The group behind a handle; on an invalid one, NULL with *rc set to an
  * MPI_ERR_GROUP code naming the caller. */
 struct cdn_group *cdn_api_group(MPI_Group group, const char *caller, int *rc);
+
+struct cdn_datatype;
+/* A (buffer, count, datatype) argument triple: a negative count (the
+ * message names the buffer when name_count), an invalid or uncommitted
+ * type, a NULL buffer with data of a predefined type.  *dt on success. */
+int cdn_api_buf(const char *fn, const char *name, bool name_count, const void *buf,
+                MPI_Count count, MPI_Datatype type, struct cdn_datatype **dt);
 
 struct cdn_request;
 /* Errors of the wait/test family (flag reqerrh): the implementation names

@@ -20,11 +20,12 @@ struct p2p_args {
     struct cdn_datatype *dt;
 };
 
-static int check_buf(const char *fn, const char *name, const void *buf, MPI_Count count,
-                     MPI_Datatype type, struct cdn_datatype **dt)
+int cdn_api_buf(const char *fn, const char *name, bool name_count, const void *buf,
+                MPI_Count count, MPI_Datatype type, struct cdn_datatype **dt)
 {
     if (count < 0)
-        return cdn_err(MPI_ERR_COUNT, "%s: count %lld is negative", fn, (long long)count);
+        return cdn_err(MPI_ERR_COUNT, "%s: %s%scount %lld is negative", fn,
+                       name_count ? name : "", name_count ? " " : "", (long long)count);
     int rc = cdn_datatype_check(type, fn, dt);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -35,6 +36,12 @@ static int check_buf(const char *fn, const char *name, const void *buf, MPI_Coun
         return cdn_err(MPI_ERR_BUFFER, "%s: %s is NULL with count %lld", fn, name,
                        (long long)count);
     return MPI_SUCCESS;
+}
+
+static int check_buf(const char *fn, const char *name, const void *buf, MPI_Count count,
+                     MPI_Datatype type, struct cdn_datatype **dt)
+{
+    return cdn_api_buf(fn, name, false, buf, count, type, dt);
 }
 
 static int check_peer(const char *fn, struct cdn_comm *c, int rank, int tag, enum dir d)

@@ -343,10 +343,11 @@ static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const stru
  * sender (FIN: its buffer is free) and complete the receive's event. */
 static void part_done(struct shm_state *st, struct shm_peer *p, struct cdn_request *rreq, int err)
 {
-    struct cdn_rndv rv;
-    cdn_p2p_rndv_info(rreq, &rv);
-    if (atomic_fetch_sub_explicit(&rreq->u.p2p.parts, 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub_explicit(&rreq->u.p2p.parts, 1, memory_order_acq_rel) == 1) {
+        struct cdn_rndv rv;
+        cdn_p2p_rndv_info(rreq, &rv);
         send_ctrl(st, p, C_FIN, rv.cookie, 0, 0);
+    }
     cdn_p2p_recv_done(rreq, err);
 }
 

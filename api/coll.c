@@ -80,8 +80,10 @@ static int launch(struct cdn_sched *s, const char *fn, int form, MPI_Request *re
     int rc = cdn_sched_commit(s, fn, &r);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (form != F_PERS)
+    if (form == F_NB)
         cdn_sched_start(r);
+    else if (form == F_BLOCK)
+        cdn_sched_run(r);
     if (form != F_BLOCK) {
         *request = cdn_request_publish(r);
         return MPI_SUCCESS;

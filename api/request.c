@@ -278,7 +278,9 @@ int cdn_MPI_Start(MPI_Request *request)
     if (rc != MPI_SUCCESS)
         return rc;
     r->active = true;
-    return r->ops->start(r);
+    rc = r->ops->start(r);
+    cdn_progress_unpark();
+    return rc;
 }
 
 int cdn_MPI_Startall(int count, MPI_Request array_of_requests[])
@@ -296,6 +298,8 @@ int cdn_MPI_Startall(int count, MPI_Request array_of_requests[])
         s.rs[i]->active = true;
         s.rs[i]->ops->start(s.rs[i]);
     }
+    if (rc == MPI_SUCCESS && count > 0)
+        cdn_progress_unpark();
     scratch_put(&s);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "progress/engine.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,10 +34,13 @@
 
 struct cdn_engine cdn_engine = {
     .poll_lock = PTHREAD_MUTEX_INITIALIZER,
+    .work_lock = PTHREAD_MUTEX_INITIALIZER,
     .epfd = -1,
     .wake_fd = -1,
     .spin_polls = 2000,
 };
+
+_Thread_local bool cdn_progress_in_thread;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 
@@ -156,18 +160,57 @@ void cdn_progress_finalize(void)
     cdn_request_pool_finalize();
 }
 
+void cdn_progress_defer(struct cdn_work *w)
+{
+    w->next = NULL;
+    pthread_mutex_lock(&cdn_engine.work_lock);
+    if (cdn_engine.work_tail != NULL)
+        cdn_engine.work_tail->next = w;
+    else
+        cdn_engine.work_head = w;
+    cdn_engine.work_tail = w;
+    atomic_fetch_add_explicit(&cdn_engine.nwork, 1, memory_order_seq_cst);
+    pthread_mutex_unlock(&cdn_engine.work_lock);
+    /* pairs with the sleeper's store of thread_asleep and its look at nwork */
+    if (atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst))
+        kick_fd();
+    cdn_progress_unpark();
+}
+
+/* Run the deferred work queued so far; returns how many items ran. */
+static int run_work(void)
+{
+    pthread_mutex_lock(&cdn_engine.work_lock);
+    struct cdn_work *w = cdn_engine.work_head;
+    cdn_engine.work_head = cdn_engine.work_tail = NULL;
+    int n = 0;
+    for (struct cdn_work *x = w; x != NULL; x = x->next)
+        n++;
+    atomic_fetch_sub_explicit(&cdn_engine.nwork, n, memory_order_relaxed);
+    pthread_mutex_unlock(&cdn_engine.work_lock);
+    while (w != NULL) {
+        struct cdn_work *next = w->next;  /* run() may requeue w */
+        w->run(w);
+        w = next;
+    }
+    return n;
+}
+
 int cdn_progress_poll(void)
 {
+    int ran = 0;
+    if (atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
+        ran = run_work();
     if (cdn_engine.ntransports == 0)
-        return 0;
+        return ran;
     bool busy = false;
     for (int i = 0; i < cdn_engine.ntransports && !busy; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         busy = tp->ops->busy == NULL || tp->ops->busy(tp);
     }
     if (!busy || pthread_mutex_trylock(&cdn_engine.poll_lock) != 0)
-        return 0;
-    int n = 0;
+        return ran;
+    int n = ran;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         n += tp->ops->poll(tp);
@@ -198,6 +241,7 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
         nap |= a == 2;
     }
     atomic_thread_fence(memory_order_seq_cst);
+    ready |= atomic_load_explicit(&cdn_engine.nwork, memory_order_seq_cst) > 0;
     if (!ready && (still == NULL || still(arg))) {
         if (nap || atomic_load(&cdn_engine.pending_work) > 0)
             timeout_ms = 1;
@@ -227,6 +271,7 @@ static bool gen_unchanged(unsigned gen)
 void cdn_progress_block(unsigned gen)
 {
     cdn_progress_app_leave();  /* asleep: the progress thread takes over */
+    cdn_progress_unpark();
     bool expected = false;
     if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
@@ -246,9 +291,20 @@ void cdn_progress_block(unsigned gen)
 
 void cdn_progress_park(void)
 {
-    unsigned v = atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed);
-    if (v > 0)
-        futex_wait(&cdn_engine.app_pollers, v, 1000000L);
+    unsigned word = atomic_load_explicit(&cdn_engine.park_word, memory_order_seq_cst);
+    atomic_store_explicit(&cdn_engine.parked, true, memory_order_seq_cst);
+    /* unpark after this look bumps the word first: the futex does not sleep */
+    if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0)
+        futex_wait(&cdn_engine.park_word, word, 1000000L);
+    atomic_store_explicit(&cdn_engine.parked, false, memory_order_relaxed);
+}
+
+void cdn_progress_unpark_slow(void)
+{
+    if (atomic_exchange_explicit(&cdn_engine.parked, false, memory_order_seq_cst)) {
+        atomic_fetch_add_explicit(&cdn_engine.park_word, 1, memory_order_seq_cst);
+        futex_wake_all(&cdn_engine.park_word);
+    }
 }
 
 void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
@@ -261,6 +317,13 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
         if (cond(arg))
             break;
+        /* The progress thread is at work on the one processing unit we
+         * share: spinning here would halve its speed.  Let it run. */
+        if (atomic_load_explicit(&cdn_engine.thread_busy, memory_order_relaxed) &&
+            atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed)) {
+            sched_yield();
+            continue;
+        }
         if (cdn_progress_poll() > 0) {
             idle = 0;
             continue;

@@ -27,6 +27,13 @@
 
 struct cdn_transport;
 
+/* Work handed to whichever thread polls next: the progress thread, or an
+ * application thread waiting in MPI (cdn_progress_defer). */
+struct cdn_work {
+    struct cdn_work *next;
+    void (*run)(struct cdn_work *w);
+};
+
 struct cdn_engine {
     atomic_uint gen;              /* completion generation: a futex word */
     atomic_int sleepers;          /* threads in futex wait on gen */
@@ -37,15 +44,25 @@ struct cdn_engine {
     int wake_fd;                  /* eventfd: interrupts a thread blocked in epoll */
     atomic_bool epoll_sleeping;   /* someone is (about to be) in epoll_wait */
     atomic_int pending_work;      /* queued sends etc. that need polling, not sleeping */
+    pthread_mutex_t work_lock;    /* the deferred-work list */
+    struct cdn_work *work_head, *work_tail;
+    atomic_int nwork;             /* items on it */
     /* background progress thread */
     bool thread_on;
     atomic_bool thread_stop;
     pthread_t thread;
     int spin_polls;               /* empty polls before sleeping */
     atomic_uint app_pollers;      /* application threads polling in a blocking call */
+    atomic_bool parked;           /* the progress thread sleeps in cdn_progress_park */
+    atomic_uint park_word;        /* ... on this futex word, bumped to wake it */
+    atomic_bool thread_asleep;    /* the progress thread is (about to be) in epoll */
+    atomic_bool thread_busy;      /* ... is running transport or deferred work */
+    atomic_bool thread_shares_pu; /* ... is bound to the application's only PU */
 };
 
 extern struct cdn_engine cdn_engine;
+/* True in the background progress thread. */
+extern _Thread_local bool cdn_progress_in_thread;
 
 /* Bring the engine and transports up (before the PMIx fence), connect them
  * (after it), take them down (before the last fence). */
@@ -88,6 +105,23 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg);
 
 /* The progress thread's pause while application threads poll (<= 1 ms). */
 void cdn_progress_park(void);
+/* Background work was just started (a nonblocking or persistent operation
+ * returned to the application unfinished): end the progress thread's park
+ * now rather than at its timeout, so the operation advances while the
+ * application computes.  One load when the thread is not parked. */
+void cdn_progress_unpark_slow(void);
+static inline void cdn_progress_unpark(void)
+{
+    if (atomic_load_explicit(&cdn_engine.parked, memory_order_relaxed))
+        cdn_progress_unpark_slow();
+}
+
+/* Queue w for the next poller and wake the progress thread for it: an
+ * operation started by the application then advances while the
+ * application computes, and the call that started it returns at once.
+ * Only with a progress thread (cdn_engine.thread_on): without one, run the
+ * work where it is. */
+void cdn_progress_defer(struct cdn_work *w);
 
 /* Progress thread (progress/thread.c). */
 int cdn_progress_thread_start(void);

@@ -181,6 +181,8 @@ struct cdn_request *cdn_request_get(MPI_Request handle)
 MPI_Request cdn_request_publish(struct cdn_request *r)
 {
     atomic_store_explicit(&r->live, true, memory_order_release);
+    if (!cdn_request_done(r))
+        cdn_progress_unpark();  /* it advances while the application computes */
     return r->handle;
 }
 

@@ -10,10 +10,28 @@
  * not wait for it.  While an application thread polls inside a blocking
  * call the thread parks (engine.h, cdn_progress_app_enter): the waiter gets
  * the lowest latency alone, and the two never fight over one core.
+ *
+ * Sharing a core with a computing application thread.  When the thread is
+ * bound to the application's only processing unit (the usual mpirun
+ * binding), it must take the processor the moment work arrives, or a
+ * collective's chain of steps waits out the application's time slice at
+ * each step.  So it asks for a short slice (EEVDF) and a higher priority
+ * (a lower nice value, CADENCE_PROGRESS_NICE, where the process may raise
+ * it: root, CAP_SYS_NICE or RLIMIT_NICE).  It only runs when there is
+ * work and sleeps in epoll otherwise, so the priority buys promptness, not
+ * CPU.  Work queued by a nonblocking call (cdn_progress_defer) waits
+ * CADENCE_PROGRESS_START_DELAY_US first, so the preemption falls into the
+ * application's computation rather than inside the call that queued it.
  */
 #include <hwloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "progress/engine.h"
 #include "progress/job.h"
@@ -49,20 +67,86 @@ static int pin_self(void)
     return npu;
 }
 
+/* Ask the scheduler for a short time slice (SCHED_OTHER's sched_runtime,
+ * honoured by Linux >= 6.12's EEVDF; older kernels ignore it).  A thread
+ * with a shorter slice gets an earlier virtual deadline, so when a doorbell
+ * wakes it on a core where the application computes it preempts at once
+ * instead of waiting out the computing thread's slice (milliseconds).
+ * CADENCE_PROGRESS_SLICE_US (default 100, the kernel's minimum; 0 leaves
+ * the default).  No privilege is needed. */
+static void shorten_slice(void)
+{
+#ifdef SYS_sched_setattr
+    long us = cdn_progress_param_long("CADENCE_PROGRESS_SLICE_US", 100, 0, 100000);
+    if (us <= 0)
+        return;
+    struct {
+        uint32_t size, policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t priority;
+        uint64_t runtime, deadline, period;
+    } attr = {.size = sizeof attr, .policy = 0 /* SCHED_OTHER */,
+              .runtime = (uint64_t)us * 1000};
+    (void)syscall(SYS_sched_setattr, 0, &attr, 0);
+#endif
+}
+
+/* Raise the thread's priority to CADENCE_PROGRESS_NICE, or as far towards
+ * it as RLIMIT_NICE allows; unprivileged processes without such a limit
+ * keep nice 0. */
+static void raise_priority(void)
+{
+    long want = cdn_progress_param_long("CADENCE_PROGRESS_NICE", -20, -20, 0);
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    if (want == 0 || setpriority(PRIO_PROCESS, (id_t)tid, (int)want) == 0)
+        return;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NICE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 20) {
+        int floor = 20 - (int)rl.rlim_cur;  /* the lowest nice the limit allows */
+        if (floor < 0)
+            (void)setpriority(PRIO_PROCESS, (id_t)tid, floor > want ? floor : (int)want);
+    }
+}
+
+/* The start delay (see the header): sleep with a timer slack of 1 us. */
+static void start_delay(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
+    cdn_progress_in_thread = true;
     /* Spinning pays only on a processing unit of our own; bound to one
      * (mpirun binds a rank to a core) it would steal the application's. */
-    int spin = pin_self() > 1 ? cdn_engine.spin_polls : 0;
+    int npu = pin_self();
+    int spin = npu > 1 ? cdn_engine.spin_polls : 0;
+    atomic_store(&cdn_engine.thread_shares_pu, npu == 1);
+    shorten_slice();
+    raise_priority();
+    long delay = npu == 1 ? cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 5, 0,
+                                                    1000000) : 0;
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     int idle = 0;
+    bool woke = false;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
             cdn_progress_park();  /* an application thread drives progress now */
+            woke = true;
             idle = 0;
             continue;
         }
-        if (cdn_progress_poll() > 0) {
+        if (woke && delay > 0 &&
+            atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
+            start_delay(delay);
+        woke = false;
+        atomic_store_explicit(&cdn_engine.thread_busy, true, memory_order_relaxed);
+        int pn = cdn_progress_poll();
+        atomic_store_explicit(&cdn_engine.thread_busy, false, memory_order_relaxed);
+        if (pn > 0) {
             idle = 0;
             continue;
         }
@@ -71,7 +155,10 @@ static void *progress_main(void *arg)
             continue;
         }
         idle = 0;
+        atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
         cdn_progress_epoll_sleep(-1, NULL, 0);
+        atomic_store_explicit(&cdn_engine.thread_asleep, false, memory_order_relaxed);
+        woke = true;
     }
     return NULL;
 }

@@ -19,6 +19,20 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_PROGRESS_BIND", "boolean", "1", "library",
      "Pin the progress thread (hwloc) to one processing unit of the process's allowed set, "
      "counted from the last one by local rank. 0 leaves it unbound."},
+    {"CADENCE_PROGRESS_SLICE_US", "integer", "100", "library",
+     "Time slice (microseconds) the progress thread asks the scheduler for (Linux >= 6.12): a "
+     "short slice lets it preempt a computing application thread as soon as a message "
+     "arrives. 0 keeps the kernel's default."},
+    {"CADENCE_PROGRESS_NICE", "integer", "-20", "library",
+     "Nice value (-20..0) the progress thread asks for, where the process may raise priority "
+     "(root, CAP_SYS_NICE or RLIMIT_NICE; else as far as RLIMIT_NICE allows, or 0): it then "
+     "preempts a computing application thread on its core as soon as work arrives. It sleeps "
+     "when idle. 0 leaves the priority alone."},
+    {"CADENCE_PROGRESS_START_DELAY_US", "integer", "5", "library",
+     "When the progress thread shares the application's only processing unit: microseconds it "
+     "waits before running work queued by a nonblocking call (a started collective), so that "
+     "it preempts the application's computation rather than the call that queued the work. "
+     "0: no wait."},
     {"CADENCE_SHM", "boolean", "1", "library",
      "Use the shared-memory transport between processes of one node. 0 turns it off (TCP "
      "then carries their messages, unless CADENCE_TRANSPORTS leaves it out)."},

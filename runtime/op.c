@@ -7,6 +7,9 @@
  * that finds it.  A second list maps each MPI basic type to its kind and its
  * category (MPI-4.1 6.9.2); an op accepts the categories in op_cats[].
  * MPI_CHAR counts as a C integer, as MPICH accepts it.
+ *
+ * Every reduction of a collective runs through these loops, so this file is
+ * built at -O3 with AVX2 clones (meson.build): the loops must vectorise.
  */
 #include "runtime/op.h"
 
@@ -88,11 +91,20 @@ typedef void (*reduce_fn)(const void *in, void *inout, MPI_Count n);
 #define E_BOR(a, b) ((a) | (b))
 #define E_BXOR(a, b) ((a) ^ (b))
 
+/* The buffers never overlap (restrict), and on x86-64 each loop also gets an
+ * AVX2 clone picked at load time: with -O3 (meson.build) a sum of doubles
+ * in cache runs several times faster than the scalar loop. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define CDN_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CDN_VECTOR_CLONES
+#endif
+
 #define DEF_LOOP(op, k, T)                                                                   \
-    static void op##_##k(const void *in_, void *io_, MPI_Count n)                            \
+    CDN_VECTOR_CLONES static void op##_##k(const void *in_, void *io_, MPI_Count n)          \
     {                                                                                        \
-        const T *in = in_;                                                                   \
-        T *io = io_;                                                                         \
+        const T *restrict in = in_;                                                          \
+        T *restrict io = io_;                                                                \
         for (MPI_Count i = 0; i < n; i++)                                                    \
             io[i] = (T)E_##op(in[i], io[i]);                                                 \
     }

@@ -80,6 +80,7 @@ struct cdn_sched {
     int *ready;
     int rhead, rtail;
     bool running;
+    struct cdn_work work;             /* a start handed to the progress engine */
 };
 
 /* What a proxy request keeps in its room. */
@@ -350,7 +351,7 @@ void *cdn_sched_scratch(struct cdn_sched *s, size_t bytes)
         s->scratch = p;
         s->capscratch = cap;
     }
-    void *m = calloc(1, bytes > 0 ? bytes : 1);
+    void *m = malloc(bytes > 0 ? bytes : 1);
     if (m == NULL) {
         fail(s, MPI_ERR_NO_MEM);
         return NULL;
@@ -558,7 +559,15 @@ static void node_done(struct cdn_sched *s, int i)
         finish(s);
 }
 
-int cdn_sched_start(struct cdn_request *r)
+static void deferred_drain(struct cdn_work *w)
+{
+    struct cdn_sched *s = (struct cdn_sched *)((char *)w - offsetof(struct cdn_sched, work));
+    struct cdn_request *r = s->req;
+    drain(s);
+    cdn_request_release(r);  /* the reference the queue held */
+}
+
+static int start_instance(struct cdn_request *r, bool defer)
 {
     struct cdn_sched *s = sched_of(r);
     cdn_status_empty(&r->status);
@@ -577,6 +586,22 @@ int cdn_sched_start(struct cdn_request *r)
     }
     atomic_store(&s->remaining, s->n);
     pthread_mutex_unlock(&s->lock);
-    drain(s);
+    if (defer && cdn_engine.thread_on) {
+        cdn_request_retain(r);
+        s->work.run = deferred_drain;
+        cdn_progress_defer(&s->work);
+    } else {
+        drain(s);
+    }
     return MPI_SUCCESS;
+}
+
+int cdn_sched_start(struct cdn_request *r)
+{
+    return start_instance(r, true);
+}
+
+int cdn_sched_run(struct cdn_request *r)
+{
+    return start_instance(r, false);
 }

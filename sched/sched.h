@@ -73,7 +73,7 @@ void cdn_sched_round(struct cdn_sched *s);
 /* Nodes added so far (the id the next node gets). */
 int cdn_sched_size(const struct cdn_sched *s);
 
-/* Scratch memory owned by the schedule (freed with it), zeroed. */
+/* Scratch memory owned by the schedule (freed with it), not zeroed. */
 void *cdn_sched_scratch(struct cdn_sched *s, size_t bytes);
 /* A scratch buffer for count elements of dt, returned so that (buf, count,
  * dt) addresses it (the type's lower bound accounted for). */
@@ -84,7 +84,13 @@ void cdn_sched_on_free(struct cdn_sched *s, void (*fn)(void *arg), void *arg);
 /* Finish building: MPI_SUCCESS, or the error of a failed build (the
  * schedule is then freed).  *out gets the request. */
 int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out);
-/* Start an instance (what MPI_Start does for a persistent schedule). */
+/* Start an instance (what MPI_Start does for a persistent schedule): its
+ * first nodes are handed to the progress thread, so the call returns at
+ * once and the schedule advances while the application computes (run in
+ * place when there is no progress thread). */
 int cdn_sched_start(struct cdn_request *r);
+/* Start an instance and run its ready nodes in the calling thread, for a
+ * caller that waits for it next (blocking collectives). */
+int cdn_sched_run(struct cdn_request *r);
 
 #endif

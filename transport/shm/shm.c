@@ -327,14 +327,16 @@ static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct c
 }
 
 /* Where a contiguous receive of len bytes splits its copy with the sender
- * (len: no split).  Only while an application thread of ours waits in MPI:
- * a receive progressed behind a computation keeps its copy on this side,
- * where waking the sender's progress thread twice would only add latency. */
+ * (len: no split).  Only in a thread that is there to make progress: an
+ * application thread waiting in MPI, or the progress thread (which takes
+ * the processor from a computing application thread anyway).  An
+ * application thread merely testing goes back to its work instead. */
 static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
 {
     if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||
         !p->seg->serves_push ||
-        atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) == 0)
+        (!cdn_progress_in_thread &&
+         atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) == 0))
         return rv->len;
     return rv->len / 2 & ~(uint64_t)4095;
 }
@@ -392,17 +394,17 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
 }
 
 /* Sender: write the upper part of a split copy into the receive buffer and
- * say so (b: 0, or why not; d: where the part starts).  Only while an
- * application thread waits in MPI: its core is idle then.  Otherwise the
- * application computes on this core and the copy would slow it down (and
- * the receiver's own core is free to read the part), so decline. */
+ * say so (b: 0, or why not; d: where the part starts).  Only in the
+ * progress thread or an application thread waiting in MPI; an application
+ * thread that only tests declines and the receiver reads the rest. */
 static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
 {
     struct cdn_request *sreq = (struct cdn_request *)(uintptr_t)c->a;
     uint64_t off;
     memcpy(&off, c->data, sizeof off);
     int e = EBUSY;
-    if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
+    if (cdn_progress_in_thread ||
+        atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
         const char *src = cdn_p2p_send_contig(sreq);
         e = cma_copy(p->pid, true, (char *)(uintptr_t)(src + off), c->h.cookie, c->h.bytes);
     }

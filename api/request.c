@@ -279,7 +279,7 @@ int cdn_MPI_Start(MPI_Request *request)
         return rc;
     r->active = true;
     rc = r->ops->start(r);
-    cdn_progress_unpark();
+    cdn_request_background(r);
     return rc;
 }
 
@@ -297,9 +297,8 @@ int cdn_MPI_Startall(int count, MPI_Request array_of_requests[])
     for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
         s.rs[i]->active = true;
         s.rs[i]->ops->start(s.rs[i]);
+        cdn_request_background(s.rs[i]);
     }
-    if (rc == MPI_SUCCESS && count > 0)
-        cdn_progress_unpark();
     scratch_put(&s);
     return rc;
 }

@@ -38,6 +38,7 @@ struct cdn_engine cdn_engine = {
     .epfd = -1,
     .wake_fd = -1,
     .spin_polls = 2000,
+    .background_min = 32768,
 };
 
 _Thread_local bool cdn_progress_in_thread;
@@ -114,6 +115,8 @@ int cdn_progress_init(void)
 {
     cdn_engine.spin_polls = (int)cdn_progress_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
     cdn_engine.thread_on = cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, 1) != 0;
+    cdn_engine.background_min =
+        cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 32768, 0, 1L << 40);
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
     cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (cdn_engine.epfd < 0 || cdn_engine.wake_fd < 0)
@@ -289,13 +292,13 @@ void cdn_progress_block(unsigned gen)
     cdn_progress_app_enter();
 }
 
-void cdn_progress_park(void)
+void cdn_progress_park(long timeout_ns)
 {
     unsigned word = atomic_load_explicit(&cdn_engine.park_word, memory_order_seq_cst);
     atomic_store_explicit(&cdn_engine.parked, true, memory_order_seq_cst);
     /* unpark after this look bumps the word first: the futex does not sleep */
     if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0)
-        futex_wait(&cdn_engine.park_word, word, 1000000L);
+        futex_wait(&cdn_engine.park_word, word, timeout_ns);
     atomic_store_explicit(&cdn_engine.parked, false, memory_order_relaxed);
 }
 

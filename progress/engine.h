@@ -52,6 +52,7 @@ struct cdn_engine {
     atomic_bool thread_stop;
     pthread_t thread;
     int spin_polls;               /* empty polls before sleeping */
+    long background_min;          /* bytes: operations worth waking the thread for */
     atomic_uint app_pollers;      /* application threads polling in a blocking call */
     atomic_bool parked;           /* the progress thread sleeps in cdn_progress_park */
     atomic_uint park_word;        /* ... on this futex word, bumped to wake it */
@@ -103,8 +104,9 @@ static inline void cdn_progress_app_leave(void)
  * blocking call waits through this one loop. */
 void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg);
 
-/* The progress thread's pause while application threads poll (<= 1 ms). */
-void cdn_progress_park(void);
+/* The progress thread's pause while application threads poll (at most
+ * timeout_ns, or until cdn_progress_unpark). */
+void cdn_progress_park(long timeout_ns);
 /* Background work was just started (a nonblocking or persistent operation
  * returned to the application unfinished): end the progress thread's park
  * now rather than at its timeout, so the operation advances while the

@@ -132,13 +132,20 @@ static void *progress_main(void *arg)
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     int idle = 0;
     bool woke = false;
+    /* Parks last from 50 us, doubling while application threads keep
+     * polling, up to 1 ms: after a short blocking call the thread is back
+     * in epoll within tens of microseconds even if nobody unparks it (small
+     * nonblocking operations do not); a long wait costs a wake-up per ms. */
+    long park_ns = 50000;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
-            cdn_progress_park();  /* an application thread drives progress now */
+            cdn_progress_park(park_ns);  /* an application thread drives progress now */
+            park_ns = park_ns < 1000000 ? park_ns * 2 : 1000000;
             woke = true;
             idle = 0;
             continue;
         }
+        park_ns = 50000;
         if (woke && delay > 0 &&
             atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
             start_delay(delay);

@@ -81,6 +81,7 @@ struct cdn_sched {
     int rhead, rtail;
     bool running;
     struct cdn_work work;             /* a start handed to the progress engine */
+    MPI_Count bytes;                  /* data its nodes move or reduce */
 };
 
 /* What a proxy request keeps in its room. */
@@ -263,6 +264,7 @@ int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
     if (!sub_ok(s, sub))
         return -1;
     int rc = cdn_p2p_send_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
+    s->bytes += count * cdn_datatype_size(dt);
     return add_p2p(s, N_SEND, rc, r);
 }
 
@@ -273,6 +275,7 @@ int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_d
     if (!sub_ok(s, sub))
         return -1;
     int rc = cdn_p2p_recv_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
+    s->bytes += count * cdn_datatype_size(dt);
     return add_p2p(s, N_RECV, rc, r);
 }
 
@@ -298,6 +301,7 @@ int cdn_sched_reduce(struct cdn_sched *s, const void *in, void *inout, MPI_Count
     nd->u.red.count = count;
     nd->u.red.dt = dt;
     nd->u.red.op = op;
+    s->bytes += count * cdn_datatype_size(dt);
     cdn_datatype_retain(dt);
     cdn_op_retain(op);
     return id;
@@ -317,6 +321,7 @@ int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
     nd->u.copy.dcount = dcount;
     nd->u.copy.sdt = sdt;
     nd->u.copy.ddt = ddt;
+    s->bytes += scount * cdn_datatype_size(sdt);
     cdn_datatype_retain(sdt);
     cdn_datatype_retain(ddt);
     return id;
@@ -586,7 +591,9 @@ static int start_instance(struct cdn_request *r, bool defer)
     }
     atomic_store(&s->remaining, s->n);
     pthread_mutex_unlock(&s->lock);
-    if (defer && cdn_engine.thread_on) {
+    /* Small schedules run their first nodes here: handing them over costs
+     * more than running them (a wake-up, a context switch). */
+    if (defer && cdn_engine.thread_on && s->bytes >= cdn_engine.background_min) {
         cdn_request_retain(r);
         s->work.run = deferred_drain;
         cdn_progress_defer(&s->work);

@@ -84,10 +84,11 @@ void cdn_sched_on_free(struct cdn_sched *s, void (*fn)(void *arg), void *arg);
 /* Finish building: MPI_SUCCESS, or the error of a failed build (the
  * schedule is then freed).  *out gets the request. */
 int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out);
-/* Start an instance (what MPI_Start does for a persistent schedule): its
- * first nodes are handed to the progress thread, so the call returns at
- * once and the schedule advances while the application computes (run in
- * place when there is no progress thread). */
+/* Start an instance (what MPI_Start does for a persistent schedule).  One
+ * that moves at least CADENCE_PROGRESS_BACKGROUND_MIN bytes has its first
+ * nodes handed to the progress thread, so the call returns at once and the
+ * schedule advances while the application computes; a smaller one (or any
+ * without a progress thread) runs them in the calling thread. */
 int cdn_sched_start(struct cdn_request *r);
 /* Start an instance and run its ready nodes in the calling thread, for a
  * caller that waits for it next (blocking collectives). */

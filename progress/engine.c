@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +45,16 @@ struct cdn_engine cdn_engine = {
 _Thread_local bool cdn_progress_in_thread;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
+static int timer_tag;          /* epoll data of the timer_fd */
+
+/* Read an eventfd or timerfd empty (another reader may have: EAGAIN). */
+static void drain_fd(int fd)
+{
+    uint64_t v;
+    if (read(fd, &v, sizeof v) < 0) {
+        /* EAGAIN */
+    }
+}
 
 static void futex_wait(atomic_uint *word, unsigned val, long timeout_ns)
 {
@@ -117,13 +128,23 @@ int cdn_progress_init(void)
     cdn_engine.thread_on = cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, 1) != 0;
     cdn_engine.background_min =
         cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 32768, 0, 1L << 40);
+    cdn_engine.start_delay_ns =
+        1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 5, 0, 1000000);
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
     cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (cdn_engine.epfd < 0 || cdn_engine.wake_fd < 0)
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: cannot create the progress engine's epoll/eventfd: %s",
-                       strerror(errno));
+    cdn_engine.park_epfd = epoll_create1(EPOLL_CLOEXEC);
+    cdn_engine.park_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    cdn_engine.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (cdn_engine.epfd < 0 || cdn_engine.wake_fd < 0 || cdn_engine.park_epfd < 0 ||
+        cdn_engine.park_fd < 0 || cdn_engine.timer_fd < 0)
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: cannot create the progress engine's "
+                       "epoll/eventfd/timerfd: %s", strerror(errno));
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, cdn_engine.wake_fd, &ev);
+    epoll_ctl(cdn_engine.park_epfd, EPOLL_CTL_ADD, cdn_engine.park_fd, &ev);
+    ev.data.ptr = &timer_tag;
+    epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, cdn_engine.timer_fd, &ev);
+    epoll_ctl(cdn_engine.park_epfd, EPOLL_CTL_ADD, cdn_engine.timer_fd, &ev);
 
     return transports_open();
 }
@@ -159,7 +180,11 @@ void cdn_progress_finalize(void)
     cdn_engine.ntransports = 0;
     close(cdn_engine.epfd);
     close(cdn_engine.wake_fd);
+    close(cdn_engine.park_epfd);
+    close(cdn_engine.park_fd);
+    close(cdn_engine.timer_fd);
     cdn_engine.epfd = cdn_engine.wake_fd = -1;
+    cdn_engine.park_epfd = cdn_engine.park_fd = cdn_engine.timer_fd = -1;
     cdn_request_pool_finalize();
 }
 
@@ -174,8 +199,25 @@ void cdn_progress_defer(struct cdn_work *w)
     cdn_engine.work_tail = w;
     atomic_fetch_add_explicit(&cdn_engine.nwork, 1, memory_order_seq_cst);
     pthread_mutex_unlock(&cdn_engine.work_lock);
-    /* pairs with the sleeper's store of thread_asleep and its look at nwork */
-    if (atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst))
+    cdn_progress_wake_soon();
+}
+
+void cdn_progress_wake_soon(void)
+{
+    /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
+     * at nwork (a thread about to sleep sees the work instead) */
+    bool asleep = atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst);
+    bool parked = atomic_load_explicit(&cdn_engine.parked, memory_order_seq_cst);
+    if (!asleep && !parked)
+        return;
+    if (cdn_engine.start_delay_ns > 0 &&
+        atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed)) {
+        struct itimerspec its = {.it_value = {0, cdn_engine.start_delay_ns % 1000000000L}};
+        its.it_value.tv_sec = cdn_engine.start_delay_ns / 1000000000L;
+        timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
+        return;
+    }
+    if (asleep)
         kick_fd();
     cdn_progress_unpark();
 }
@@ -251,12 +293,10 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
         struct epoll_event ev[8];
         int n = epoll_wait(cdn_engine.epfd, ev, 8, timeout_ms);
         for (int i = 0; i < n; i++) {
-            if (ev[i].data.ptr == NULL) {
-                uint64_t v;
-                if (read(cdn_engine.wake_fd, &v, sizeof v) < 0) {
-                    /* EAGAIN: drained by another reader */
-                }
-            }
+            if (ev[i].data.ptr == NULL)
+                drain_fd(cdn_engine.wake_fd);
+            else if (ev[i].data.ptr == &timer_tag)
+                drain_fd(cdn_engine.timer_fd);
         }
     }
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -294,19 +334,25 @@ void cdn_progress_block(unsigned gen)
 
 void cdn_progress_park(long timeout_ns)
 {
-    unsigned word = atomic_load_explicit(&cdn_engine.park_word, memory_order_seq_cst);
     atomic_store_explicit(&cdn_engine.parked, true, memory_order_seq_cst);
-    /* unpark after this look bumps the word first: the futex does not sleep */
-    if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0)
-        futex_wait(&cdn_engine.park_word, word, timeout_ns);
+    /* an unpark after this look writes park_fd: epoll does not sleep */
+    if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0) {
+        struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+        struct epoll_event ev[2];
+        int n = epoll_pwait2(cdn_engine.park_epfd, ev, 2, &ts, NULL);
+        for (int i = 0; i < n; i++)
+            drain_fd(ev[i].data.ptr == &timer_tag ? cdn_engine.timer_fd : cdn_engine.park_fd);
+    }
     atomic_store_explicit(&cdn_engine.parked, false, memory_order_relaxed);
 }
 
 void cdn_progress_unpark_slow(void)
 {
     if (atomic_exchange_explicit(&cdn_engine.parked, false, memory_order_seq_cst)) {
-        atomic_fetch_add_explicit(&cdn_engine.park_word, 1, memory_order_seq_cst);
-        futex_wake_all(&cdn_engine.park_word);
+        uint64_t one = 1;
+        if (write(cdn_engine.park_fd, &one, sizeof one) < 0) {
+            /* EAGAIN: already signalled */
+        }
     }
 }
 

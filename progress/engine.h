@@ -55,7 +55,10 @@ struct cdn_engine {
     long background_min;          /* bytes: operations worth waking the thread for */
     atomic_uint app_pollers;      /* application threads polling in a blocking call */
     atomic_bool parked;           /* the progress thread sleeps in cdn_progress_park */
-    atomic_uint park_word;        /* ... on this futex word, bumped to wake it */
+    int park_epfd;                /* ... in epoll on park_fd and timer_fd */
+    int park_fd;                  /* eventfd: ends the park */
+    int timer_fd;                 /* timerfd: wakes the thread a moment later */
+    long start_delay_ns;          /* CADENCE_PROGRESS_START_DELAY_US */
     atomic_bool thread_asleep;    /* the progress thread is (about to be) in epoll */
     atomic_bool thread_busy;      /* ... is running transport or deferred work */
     atomic_bool thread_shares_pu; /* ... is bound to the application's only PU */
@@ -107,16 +110,22 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg);
 /* The progress thread's pause while application threads poll (at most
  * timeout_ns, or until cdn_progress_unpark). */
 void cdn_progress_park(long timeout_ns);
-/* Background work was just started (a nonblocking or persistent operation
- * returned to the application unfinished): end the progress thread's park
- * now rather than at its timeout, so the operation advances while the
- * application computes.  One load when the thread is not parked. */
+/* End the progress thread's park now rather than at its timeout (the
+ * application thread that polled goes to sleep).  One load when the thread
+ * is not parked. */
 void cdn_progress_unpark_slow(void);
 static inline void cdn_progress_unpark(void)
 {
     if (atomic_load_explicit(&cdn_engine.parked, memory_order_relaxed))
         cdn_progress_unpark_slow();
 }
+/* Background work was just started by a nonblocking call: get the progress
+ * thread out of its park or epoll sleep so the work advances while the
+ * application computes -- at once, or, when it shares the application's
+ * only processing unit, CADENCE_PROGRESS_START_DELAY_US later by a timer,
+ * so it preempts the application's computation and not the call itself
+ * (arming the timer is one system call and no context switch). */
+void cdn_progress_wake_soon(void);
 
 /* Queue w for the next poller and wake the progress thread for it: an
  * operation started by the application then advances while the

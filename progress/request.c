@@ -174,7 +174,7 @@ void cdn_request_background(struct cdn_request *r)
 {
     if ((r->kind == CDN_REQ_SEND || r->kind == CDN_REQ_RECV) && !cdn_request_done(r) &&
         r->u.p2p.bytes >= cdn_engine.background_min)
-        cdn_progress_unpark();  /* it advances while the application computes */
+        cdn_progress_wake_soon();  /* it advances while the application computes */
 }
 
 struct cdn_request *cdn_request_get(MPI_Request handle)

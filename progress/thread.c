@@ -19,9 +19,10 @@
  * (a lower nice value, CADENCE_PROGRESS_NICE, where the process may raise
  * it: root, CAP_SYS_NICE or RLIMIT_NICE).  It only runs when there is
  * work and sleeps in epoll otherwise, so the priority buys promptness, not
- * CPU.  Work queued by a nonblocking call (cdn_progress_defer) waits
- * CADENCE_PROGRESS_START_DELAY_US first, so the preemption falls into the
- * application's computation rather than inside the call that queued it.
+ * CPU.  Work started by a nonblocking call wakes it through a timer
+ * CADENCE_PROGRESS_START_DELAY_US later (cdn_progress_wake_soon), so the
+ * preemption falls into the application's computation rather than inside
+ * the call that started the work.
  */
 #include <hwloc.h>
 #include <pthread.h>
@@ -109,13 +110,6 @@ static void raise_priority(void)
     }
 }
 
-/* The start delay (see the header): sleep with a timer slack of 1 us. */
-static void start_delay(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-}
-
 static void *progress_main(void *arg)
 {
     (void)arg;
@@ -127,11 +121,8 @@ static void *progress_main(void *arg)
     atomic_store(&cdn_engine.thread_shares_pu, npu == 1);
     shorten_slice();
     raise_priority();
-    long delay = npu == 1 ? cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 5, 0,
-                                                    1000000) : 0;
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     int idle = 0;
-    bool woke = false;
     /* Parks last from 50 us, doubling while application threads keep
      * polling, up to 1 ms: after a short blocking call the thread is back
      * in epoll within tens of microseconds even if nobody unparks it (small
@@ -141,15 +132,10 @@ static void *progress_main(void *arg)
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
             cdn_progress_park(park_ns);  /* an application thread drives progress now */
             park_ns = park_ns < 1000000 ? park_ns * 2 : 1000000;
-            woke = true;
             idle = 0;
             continue;
         }
         park_ns = 50000;
-        if (woke && delay > 0 &&
-            atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
-            start_delay(delay);
-        woke = false;
         atomic_store_explicit(&cdn_engine.thread_busy, true, memory_order_relaxed);
         int pn = cdn_progress_poll();
         atomic_store_explicit(&cdn_engine.thread_busy, false, memory_order_relaxed);
@@ -165,7 +151,6 @@ static void *progress_main(void *arg)
         atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
         cdn_progress_epoll_sleep(-1, NULL, 0);
         atomic_store_explicit(&cdn_engine.thread_asleep, false, memory_order_relaxed);
-        woke = true;
     }
     return NULL;
 }

@@ -538,6 +538,49 @@ static void drain(struct cdn_sched *s)
     cdn_request_release(s->req);
 }
 
+/* Nodes that take only a moment to start: a send posts an envelope (eager
+ * data is at most a ring cell; a rendezvous sends its RTS).  Receives
+ * (which copy if their message is there), copies, reductions and nested
+ * requests are the work worth handing to the progress thread. */
+static bool light(const struct node *nd)
+{
+    return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK;
+}
+
+/* The start of a schedule handed to the progress thread: run the light
+ * ready nodes here, so messages leave at once, and keep the others queued
+ * for it.  Returns whether any were kept. */
+static bool drain_light(struct cdn_sched *s)
+{
+    bool kept = false;
+    cdn_request_retain(s->req);
+    pthread_mutex_lock(&s->lock);
+    if (!s->running) {
+        s->running = true;
+        int w = s->rhead;  /* kept nodes are compacted to [rhead at entry, w) */
+        int from = s->rhead;
+        while (s->rhead < s->rtail) {
+            int i = s->ready[s->rhead++];
+            if (!light(&s->nodes[i])) {
+                s->ready[w++] = i;
+                continue;
+            }
+            pthread_mutex_unlock(&s->lock);
+            run_node(s, i);
+            pthread_mutex_lock(&s->lock);
+        }
+        /* every node enqueued meanwhile was run or kept: the queue is now
+         * exactly the kept ones */
+        s->rhead = from;
+        s->rtail = w;
+        kept = w > from;
+        s->running = false;
+    }
+    pthread_mutex_unlock(&s->lock);
+    cdn_request_release(s->req);
+    return kept;
+}
+
 static void finish(struct cdn_sched *s)
 {
     struct cdn_request *r = s->req;
@@ -594,9 +637,13 @@ static int start_instance(struct cdn_request *r, bool defer)
     /* Small schedules run their first nodes here: handing them over costs
      * more than running them (a wake-up, a context switch). */
     if (defer && cdn_engine.thread_on && s->bytes >= cdn_engine.background_min) {
-        cdn_request_retain(r);
-        s->work.run = deferred_drain;
-        cdn_progress_defer(&s->work);
+        cdn_request_retain(r);  /* a kept node may complete the schedule meanwhile */
+        if (drain_light(s)) {
+            s->work.run = deferred_drain;
+            cdn_progress_defer(&s->work);
+        } else {
+            cdn_request_release(r);
+        }
     } else {
         drain(s);
     }

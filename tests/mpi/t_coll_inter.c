@@ -6,8 +6,9 @@
  * MPI_Intercomm_create; every root choice (MPI_ROOT / MPI_PROC_NULL /
  * remote rank), a derived type, the large-count _c forms, a
  * non-commutative user op applied in the contributing group's rank order,
- * and the refusals (MPI_IN_PLACE, scan, neighbourhood, bad root) with
- * MPI_ERRORS_RETURN.  Message sizes are the program's arguments.
+ * the refusals (MPI_IN_PLACE, scan, neighbourhood, bad root) with
+ * MPI_ERRORS_RETURN, and many nonblocking ones outstanding together.
+ * Message sizes are the program's arguments.
  */
 #include <mpi.h>
 #include <stdlib.h>
@@ -453,6 +454,39 @@ static void t_reduce_scatter(struct form *f, long n, int block)
     free(rb);
 }
 
+/* Many nonblocking collectives outstanding at once (allreduce, bcast from
+ * group 0's leader, barrier, in turn), completed by one MPI_Waitall: their
+ * nested local schedules must keep apart on the local communicator. */
+#define OUTSTANDING 60
+static void t_outstanding(void)
+{
+    int sb[OUTSTANDING], rb[OUTSTANDING];
+    MPI_Request r[OUTSTANDING];
+    int root = root_arg(0, 0);
+    for (int k = 0; k < OUTSTANDING; k++) {
+        sb[k] = val(grp, lr, k, 0);
+        rb[k] = root == MPI_ROOT ? val(0, 0, k, 1) : -1;
+        if (k % 3 == 0)
+            MPI_Iallreduce(&sb[k], &rb[k], 1, MPI_INT, MPI_SUM, ic, &r[k]);
+        else if (k % 3 == 1)
+            MPI_Ibcast(&rb[k], 1, MPI_INT, root, ic, &r[k]);
+        else
+            MPI_Ibarrier(ic, &r[k]);
+    }
+    CHECK(MPI_Waitall(OUTSTANDING, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "outstanding waitall");
+    long bad = 0;
+    for (int k = 0; k < OUTSTANDING; k++) {
+        int expect = k % 3 == 0 ? 0 : -1;
+        if (k % 3 == 0)
+            for (int j = 0; j < rs; j++)
+                expect += val(1 - grp, j, k, 0);
+        else if (k % 3 == 1)
+            expect = root == MPI_PROC_NULL ? -1 : val(0, 0, k, 1);
+        bad += k % 3 != 2 && rb[k] != expect;
+    }
+    CHECK(bad == 0, "%d outstanding collectives: %ld wrong", OUTSTANDING, bad);
+}
+
 static void expect_class(int rc, int cls, const char *what)
 {
     int got = MPI_SUCCESS;
@@ -503,6 +537,7 @@ static void run_split(int split, const long *sizes, int nsizes, MPI_Op affine_op
     MPI_Comm_size(ic, &ls);
     MPI_Comm_remote_size(ic, &rs);
     t_errors();
+    t_outstanding();
     for (int kind = 0; kind < 3; kind++) {
         RUN(t_barrier(f));
         for (int k = 0; k < nsizes; k++) {

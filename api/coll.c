@@ -6,10 +6,16 @@
  * taking MPI_Count scalars and untyped arrays (`large` says whether they
  * are int or MPI_Count/MPI_Aint); COLL_FORMS makes its six entry points.
  *
- * Only intracommunicators exist on this branch; the intercommunicator forms
- * come with intercommunicators.  The info argument of the _init forms is
- * accepted and not read until info objects exist (algorithm hints are read
- * from the communicator, see coll/coll.c).
+ * Intercommunicators (coll/inter.c): barrier, bcast, gather(v), scatter(v),
+ * reduce, allgather(v), alltoall(v,w), allreduce and reduce_scatter(_block)
+ * take MPI-4.1's intercommunicator meaning (root is MPI_ROOT, MPI_PROC_NULL
+ * or a remote rank; arrays about the other group have remote_size entries;
+ * buffers insignificant at a process are not checked there).  MPI_IN_PLACE
+ * is refused on them (MPI_ERR_BUFFER); scan, exscan and the neighbourhood
+ * collectives are intracommunicator-only (MPI_ERR_COMM).
+ *
+ * The info argument of the _init forms is accepted and not read (algorithm
+ * hints are read from the communicator, see coll/coll.c).
  */
 #include <stdlib.h>
 
@@ -50,8 +56,34 @@ static int no_in_place(const char *fn, const char *name, const void *buf)
                : MPI_SUCCESS;
 }
 
+/* Refuses MPI_IN_PLACE as any buffer of a collective on an intercommunicator. */
+static int inter_no_in_place(const char *fn, struct cdn_comm *c, const char *name,
+                             const void *buf)
+{
+    if (c->inter && buf == MPI_IN_PLACE)
+        return cdn_err(MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is not allowed as %s on an "
+                       "intercommunicator", fn, name);
+    return MPI_SUCCESS;
+}
+
+static int intra_only(const char *fn, struct cdn_comm *c)
+{
+    if (c->inter)
+        return cdn_err(MPI_ERR_COMM, "%s: not defined on an intercommunicator (MPI-4.1 allows "
+                       "it on intracommunicators only)", fn);
+    return MPI_SUCCESS;
+}
+
+/* Intercommunicator: MPI_ROOT at the root, MPI_PROC_NULL at the rest of its
+ * group, a remote rank in the other group. */
 static int check_root(const char *fn, struct cdn_comm *c, int root)
 {
+    if (c->inter) {
+        if (root != MPI_ROOT && root != MPI_PROC_NULL && (root < 0 || root >= c->remote_size))
+            return cdn_err(MPI_ERR_ROOT, "%s: root %d is neither MPI_ROOT, MPI_PROC_NULL nor a "
+                           "rank of the remote group (size %d)", fn, root, c->remote_size);
+        return MPI_SUCCESS;
+    }
     if (root < 0 || root >= c->size)
         return cdn_err(MPI_ERR_ROOT, "%s: root %d is not a rank of the communicator (size %d)",
                        fn, root, c->size);
@@ -218,7 +250,9 @@ static int do_barrier(const char *fn, MPI_Comm comm, int form, MPI_Request *requ
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS);
-    if (s != NULL)
+    if (s != NULL && c->inter)
+        cdn_coll_inter_barrier(s, c);
+    else if (s != NULL)
         cdn_coll_barrier(s, c);
     return launch(s, fn, form, request);
 }
@@ -251,13 +285,15 @@ static int do_bcast(const char *fn, void *buffer, MPI_Count count, MPI_Datatype 
     if (rc == MPI_SUCCESS)
         rc = no_in_place(fn, "buffer", buffer);
     if (rc == MPI_SUCCESS)
-        rc = check_buf(fn, "buffer", buffer, count, datatype, &dt);
-    if (rc == MPI_SUCCESS)
         rc = check_root(fn, c, root);
+    if (rc == MPI_SUCCESS && !(c->inter && root == MPI_PROC_NULL))
+        rc = check_buf(fn, "buffer", buffer, count, datatype, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS);
-    if (s != NULL)
+    if (s != NULL && c->inter)
+        cdn_coll_inter_bcast(s, c, buffer, count, dt, root);
+    else if (s != NULL)
         cdn_coll_bcast(s, c, buffer, count, dt, root);
     return launch(s, fn, form, request);
 }
@@ -281,13 +317,18 @@ static int do_rooted(const char *fn, bool gather, const void *onebuf, MPI_Count 
         rc = check_root(fn, c, root);
     if (rc != MPI_SUCCESS)
         return rc;
-    bool at_root = c->rank == root;
+    /* intercommunicator: the root has only the many side, the other group
+     * only the one side, MPI_PROC_NULL neither */
+    bool at_root = c->inter ? root == MPI_ROOT : c->rank == root;
+    bool has_one = c->inter ? root >= 0 : true;
+    int nmany = cdn_comm_peer_size(c);
     bool in_place = at_root && onebuf == MPI_IN_PLACE;
     const char *onename = gather ? "sendbuf" : "recvbuf";
     const char *manyname = gather ? "recvbuf" : "sendbuf";
-    if (!at_root)
+    rc = inter_no_in_place(fn, c, onename, onebuf);
+    if (rc == MPI_SUCCESS && !at_root)
         rc = no_in_place(fn, onename, onebuf);
-    if (rc == MPI_SUCCESS && !in_place)
+    if (rc == MPI_SUCCESS && has_one && !in_place)
         rc = check_buf(fn, onename, onebuf, onecount, onetype, &onedt);
     if (rc == MPI_SUCCESS && at_root) {
         rc = no_in_place(fn, manyname, manybuf);
@@ -295,20 +336,26 @@ static int do_rooted(const char *fn, bool gather, const void *onebuf, MPI_Count 
             rc = check_buf(fn, manyname, manybuf, counts != NULL ? 0 : manycount, manytype,
                            &manydt);
         if (rc == MPI_SUCCESS && counts == NULL)
-            rc = uniform(fn, manycount, c->size, 1, &a, 0);
+            rc = uniform(fn, manycount, nmany, 1, &a, 0);
         else if (rc == MPI_SUCCESS) {
-            rc = get_counts(fn, gather ? "recvcounts" : "sendcounts", counts, large, c->size,
-                            &a, 0);
+            rc = get_counts(fn, gather ? "recvcounts" : "sendcounts", counts, large, nmany, &a,
+                            0);
             if (rc == MPI_SUCCESS)
-                rc = get_displs(fn, "displs", displs, large, c->size, 1, &a, 0);
+                rc = get_displs(fn, "displs", displs, large, nmany, 1, &a, 0);
         }
-        if (rc == MPI_SUCCESS && !in_place)
+        if (rc == MPI_SUCCESS && !in_place && !c->inter)
             rc = check_aliased(fn, onebuf, manybuf, a.counts[0][root]);
     }
     struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {
         s = cdn_coll_sched(c, form == F_PERS);
-        if (s != NULL && gather)
+        if (s != NULL && c->inter && gather)
+            cdn_coll_inter_gatherv(s, c, onebuf, onecount, onedt, (void *)manybuf, a.counts[0],
+                                   a.displs[0], manydt, root);
+        else if (s != NULL && c->inter)
+            cdn_coll_inter_scatterv(s, c, manybuf, a.counts[0], a.displs[0], manydt,
+                                    (void *)onebuf, onecount, onedt, root);
+        else if (s != NULL && gather)
             cdn_coll_gatherv(s, c, onebuf, onecount, onedt, (void *)manybuf, a.counts[0],
                              a.displs[0], manydt, root);
         else if (s != NULL)
@@ -383,6 +430,8 @@ static int do_allgather_any(const char *fn, const void *sendbuf, MPI_Count sendc
     struct cdn_datatype *sdt = NULL, *rdt = NULL;
     struct arrays a = {0};
     int rc = begin(fn, comm, form, request, &c);
+    if (rc == MPI_SUCCESS)
+        rc = inter_no_in_place(fn, c, "sendbuf", sendbuf);
     if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
         rc = check_buf(fn, "sendbuf", sendbuf, sendcount, sendtype, &sdt);
     if (rc == MPI_SUCCESS)
@@ -390,19 +439,23 @@ static int do_allgather_any(const char *fn, const void *sendbuf, MPI_Count sendc
     if (rc == MPI_SUCCESS)
         rc = check_buf(fn, "recvbuf", recvbuf, recvcounts != NULL ? 0 : recvcount, recvtype,
                        &rdt);
+    int p = rc == MPI_SUCCESS ? cdn_comm_peer_size(c) : 0;  /* blocks received */
     if (rc == MPI_SUCCESS && recvcounts == NULL)
-        rc = uniform(fn, recvcount, c->size, 1, &a, 0);
+        rc = uniform(fn, recvcount, p, 1, &a, 0);
     else if (rc == MPI_SUCCESS) {
-        rc = get_counts(fn, "recvcounts", recvcounts, large, c->size, &a, 0);
+        rc = get_counts(fn, "recvcounts", recvcounts, large, p, &a, 0);
         if (rc == MPI_SUCCESS)
-            rc = get_displs(fn, "displs", displs, large, c->size, 1, &a, 0);
+            rc = get_displs(fn, "displs", displs, large, p, 1, &a, 0);
     }
     if (rc == MPI_SUCCESS)
-        rc = check_aliased(fn, sendbuf, recvbuf, a.counts[0][c->rank]);
+        rc = check_aliased(fn, sendbuf, recvbuf, c->inter ? sendcount : a.counts[0][c->rank]);
     struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {
         s = cdn_coll_sched(c, form == F_PERS);
-        if (s != NULL)
+        if (s != NULL && c->inter)
+            cdn_coll_inter_allgatherv(s, c, sendbuf, sendcount, sdt, recvbuf, a.counts[0],
+                                      a.displs[0], rdt);
+        else if (s != NULL)
             cdn_coll_allgatherv(s, c, sendbuf, sendcount, sdt, recvbuf, a.counts[0], a.displs[0],
                                 rdt, recvcounts == NULL);
     }
@@ -451,9 +504,11 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
     int rc = begin(fn, comm, form, request, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    int p = c->size;
+    int p = cdn_comm_peer_size(c);
     bool in_place = sendbuf == MPI_IN_PLACE;
-    rc = no_in_place(fn, "recvbuf", recvbuf);
+    rc = inter_no_in_place(fn, c, "sendbuf", sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = no_in_place(fn, "recvbuf", recvbuf);
     /* receive side */
     if (rc == MPI_SUCCESS && kind == 0)
         rc = uniform(fn, rcount, p, 1, &a, 1);
@@ -482,12 +537,16 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
             for (int i = 0; i < p; i++)
                 a.displs[0][i] *= cdn_datatype_extent(a.types[0][0]);
         if (rc == MPI_SUCCESS)
-            rc = check_aliased(fn, sendbuf, recvbuf, a.counts[1][c->rank]);
+            rc = check_aliased(fn, sendbuf, recvbuf,
+                               c->inter ? (p > 0 ? a.counts[1][0] : 0) : a.counts[1][c->rank]);
     }
     struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {
         s = cdn_coll_sched(c, form == F_PERS);
-        if (s != NULL)
+        if (s != NULL && c->inter)
+            cdn_coll_inter_alltoallw(s, c, sendbuf, a.counts[0], a.displs[0], a.types[0],
+                                     recvbuf, a.counts[1], a.displs[1], a.types[1]);
+        else if (s != NULL)
             cdn_coll_alltoallw(s, c, sendbuf, a.counts[0], a.displs[0], a.types[0], recvbuf,
                                a.counts[1], a.displs[1], a.types[1], kind == 0);
     }
@@ -541,7 +600,7 @@ COLL_FORMS(Alltoallw, alltoallw, ALLTOALLW_P, sendbuf, sendcounts, sdispls, send
 
 /* ---- reductions ---- */
 
-enum red { R_REDUCE, R_ALLREDUCE, R_SCAN, R_EXSCAN, R_RSB, R_RS };
+enum red { R_REDUCE, R_ALLREDUCE, R_SCAN, R_EXSCAN, R_RSB, R_RS, R_INTER };
 
 static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void *recvbuf,
                         MPI_Count count, const void *recvcounts, MPI_Datatype datatype,
@@ -554,9 +613,17 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
     int rc = begin(fn, comm, form, request, &c);
     if (rc == MPI_SUCCESS && kind == R_REDUCE)
         rc = check_root(fn, c, root);
+    if (rc == MPI_SUCCESS && (kind == R_SCAN || kind == R_EXSCAN))
+        rc = intra_only(fn, c);
+    if (rc == MPI_SUCCESS)
+        rc = inter_no_in_place(fn, c, "sendbuf", sendbuf);
     if (rc != MPI_SUCCESS)
         return rc;
-    bool significant = kind != R_REDUCE || c->rank == root;  /* recvbuf matters here */
+    /* recvbuf matters here; sendbuf too, except at an intercommunicator's root */
+    bool significant = kind != R_REDUCE || (c->inter ? root == MPI_ROOT : c->rank == root);
+    bool contributes = !(c->inter && kind == R_REDUCE && root < 0);
+    if (c->inter && kind == R_REDUCE && root == MPI_PROC_NULL)
+        significant = false;
     MPI_Count total = count;
     if (kind == R_RS || kind == R_RSB) {
         rc = kind == R_RS ? get_counts(fn, "recvcounts", recvcounts, large, c->size, &a, 0)
@@ -570,20 +637,28 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
         rc = cdn_err(MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is only allowed at the root", fn);
     if (rc == MPI_SUCCESS && significant)
         rc = no_in_place(fn, "recvbuf", recvbuf);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && contributes)
         rc = check_buf(fn, sendbuf == MPI_IN_PLACE ? "recvbuf" : "sendbuf",
                        sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, total, datatype, &dt);
     if (rc == MPI_SUCCESS && significant && sendbuf != MPI_IN_PLACE)
         rc = check_buf(fn, "recvbuf", recvbuf, count, datatype, &dt);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && dt != NULL)
         rc = check_op(fn, op, dt, &o);
-    if (rc == MPI_SUCCESS && significant)
+    if (rc == MPI_SUCCESS && significant && contributes)
         rc = check_aliased(fn, sendbuf, recvbuf, count);
     struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {
         s = cdn_coll_sched(c, form == F_PERS);
         if (s != NULL) {
-            switch (kind) {
+            switch (c->inter ? R_INTER : kind) {
+            case R_INTER:  /* scan and exscan were refused */
+                if (kind == R_REDUCE)
+                    cdn_coll_inter_reduce(s, c, sendbuf, recvbuf, count, dt, o, root);
+                else if (kind == R_ALLREDUCE)
+                    cdn_coll_inter_allreduce(s, c, sendbuf, recvbuf, count, dt, o);
+                else
+                    cdn_coll_inter_reduce_scatter(s, c, sendbuf, recvbuf, a.counts[0], dt, o);
+                break;
             case R_REDUCE:
                 cdn_coll_reduce(s, c, sendbuf, recvbuf, count, dt, o, root);
                 break;
@@ -594,7 +669,8 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
             case R_EXSCAN:
                 cdn_coll_scan(s, c, sendbuf, recvbuf, count, dt, o, kind == R_EXSCAN);
                 break;
-            default:
+            case R_RS:
+            case R_RSB:
                 cdn_coll_reduce_scatter(s, c, sendbuf, recvbuf, a.counts[0], dt, o);
                 break;
             }
@@ -665,6 +741,8 @@ static int do_neighbor(const char *fn, int kind, const void *sendbuf, const void
     struct cdn_comm *c;
     struct arrays a = {0};
     int rc = begin(fn, comm, form, request, &c);
+    if (rc == MPI_SUCCESS)
+        rc = intra_only(fn, c);
     if (rc != MPI_SUCCESS)
         return rc;
     int indeg, outdeg;

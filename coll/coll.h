@@ -78,4 +78,40 @@ void cdn_coll_neighbor_alltoallw(struct cdn_sched *s, int indegree, const int *s
                                  const MPI_Count *rcounts, const MPI_Aint *rdispls,
                                  struct cdn_datatype *const *rdts);
 
+/* Intercommunicator forms (coll/inter.c).  root: MPI_ROOT, MPI_PROC_NULL or
+ * a rank of the remote group.  Arrays describing the remote group's blocks
+ * (gatherv's rcounts at the root, scatterv's scounts, allgatherv's,
+ * alltoallw's) have remote_size entries; reduce_scatter's rcounts are the
+ * local group's.  No MPI_IN_PLACE. */
+void cdn_coll_inter_barrier(struct cdn_sched *s, struct cdn_comm *c);
+void cdn_coll_inter_bcast(struct cdn_sched *s, struct cdn_comm *c, void *buf, MPI_Count count,
+                          struct cdn_datatype *dt, int root);
+void cdn_coll_inter_gatherv(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                            MPI_Count scount, struct cdn_datatype *sdt, void *rbuf,
+                            const MPI_Count *rcounts, const MPI_Aint *displs,
+                            struct cdn_datatype *rdt, int root);
+void cdn_coll_inter_scatterv(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                             const MPI_Count *scounts, const MPI_Aint *displs,
+                             struct cdn_datatype *sdt, void *rbuf, MPI_Count rcount,
+                             struct cdn_datatype *rdt, int root);
+void cdn_coll_inter_allgatherv(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                               MPI_Count scount, struct cdn_datatype *sdt, void *rbuf,
+                               const MPI_Count *rcounts, const MPI_Aint *displs,
+                               struct cdn_datatype *rdt);
+/* Byte displacements, one type per remote process. */
+void cdn_coll_inter_alltoallw(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                              const MPI_Count *scounts, const MPI_Aint *sdispls,
+                              struct cdn_datatype *const *sdts, void *rbuf,
+                              const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                              struct cdn_datatype *const *rdts);
+void cdn_coll_inter_reduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                           void *rbuf, MPI_Count count, struct cdn_datatype *dt,
+                           struct cdn_op *op, int root);
+void cdn_coll_inter_allreduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                              void *rbuf, MPI_Count count, struct cdn_datatype *dt,
+                              struct cdn_op *op);
+void cdn_coll_inter_reduce_scatter(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
+                                   void *rbuf, const MPI_Count *rcounts,
+                                   struct cdn_datatype *dt, struct cdn_op *op);
+
 #endif

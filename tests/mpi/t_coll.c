@@ -11,67 +11,15 @@
 #include <string.h>
 
 #include "check_mpi.h"
+#include "coll_forms.h"
 
 static int rank, size;
-
-/* A form to run a collective in; a persistent one is made at the first
- * iteration and restarted at the next. */
-struct form {
-    int kind;  /* 0 blocking, 1 nonblocking, 2 persistent */
-    MPI_Request preq;
-};
-
-#define COLL(f, B, I, P, ...)                                                                \
-    do {                                                                                     \
-        int rc_;                                                                             \
-        if ((f)->kind == 0) {                                                                \
-            rc_ = B(__VA_ARGS__);                                                            \
-        } else if ((f)->kind == 1) {                                                         \
-            MPI_Request r_;                                                                  \
-            rc_ = I(__VA_ARGS__, &r_);                                                       \
-            if (rc_ == MPI_SUCCESS)                                                          \
-                rc_ = MPI_Wait(&r_, MPI_STATUS_IGNORE);                                      \
-        } else {                                                                             \
-            rc_ = MPI_SUCCESS;                                                               \
-            if ((f)->preq == MPI_REQUEST_NULL)                                               \
-                rc_ = P(__VA_ARGS__, MPI_INFO_NULL, &(f)->preq);                             \
-            if (rc_ == MPI_SUCCESS)                                                          \
-                rc_ = MPI_Start(&(f)->preq);                                                 \
-            if (rc_ == MPI_SUCCESS)                                                          \
-                rc_ = MPI_Wait(&(f)->preq, MPI_STATUS_IGNORE);                               \
-        }                                                                                    \
-        CHECK(rc_ == MPI_SUCCESS, "%s (form %d) returned %d", #B, (f)->kind, rc_);           \
-    } while (0)
-
-static void form_done(struct form *f)
-{
-    if (f->preq != MPI_REQUEST_NULL)
-        MPI_Request_free(&f->preq);
-}
 
 static int val(int r, long i, int it)
 {
     return (int)((r * 1000 + i * 7 + it * 13) % 100003);
 }
 
-/* Affine maps x -> a x + b (mod M), composed in rank order: not commutative. */
-#define M 1009
-static void affine(void *in_, void *inout_, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    int *in = in_, *io = inout_;
-    for (int i = 0; i < *len; i++) {  /* io = in o io: first in, then io */
-        int a = in[2 * i], b = in[2 * i + 1], c = io[2 * i], d = io[2 * i + 1];
-        io[2 * i] = a * c % M;
-        io[2 * i + 1] = (b * c + d) % M;
-    }
-}
-static void affine_ref(int *acc, const int *x)  /* acc = acc o x */
-{
-    int a = acc[0], b = acc[1];
-    acc[0] = a * x[0] % M;
-    acc[1] = (b * x[0] + x[1]) % M;
-}
 static void affine_val(int r, long i, int it, int *out)
 {
     out[0] = (int)((r * 31 + i * 3 + it + 2) % M);
@@ -564,14 +512,6 @@ static void t_scan(struct form *f, long n, int exclusive, int in_place, MPI_Op a
     free(rb);
 }
 
-#define RUN(call)                                                                            \
-    do {                                                                                     \
-        struct form f_ = {kind, MPI_REQUEST_NULL};                                           \
-        struct form *f = &f_;                                                                \
-        call;                                                                                \
-        form_done(f);                                                                        \
-    } while (0)
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -580,13 +520,7 @@ int main(int argc, char **argv)
     MPI_Op affine_op;
     MPI_Op_create(affine, 0, &affine_op);
     long sizes[16];
-    int nsizes = 0;
-    for (int i = 1; i < argc && nsizes < 16; i++)
-        sizes[nsizes++] = atol(argv[i]);
-    if (nsizes == 0) {
-        sizes[0] = 1, sizes[1] = 37;
-        nsizes = 2;
-    }
+    int nsizes = coll_sizes(argc, argv, sizes, 16);
     for (int kind = 0; kind < 3; kind++) {
         RUN(t_barrier(f));
         for (int k = 0; k < nsizes; k++) {

@@ -40,59 +40,54 @@ static int give(struct cdn_comm *c, MPI_Comm *newcomm, const char *caller)
     return cdn_comm_publish(c, newcomm, caller);
 }
 
+/* Every form of dup; the nonblocking
+ * forms return the duplicate's handle at once, usable only once the request
+ * completes (runtime/comm_idup.c). */
 static int dup_common(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newcomm,
-                      const char *caller)
+                      bool nonblocking, MPI_Request *request, const char *caller)
 {
     COMM_ARG(c, comm, caller);
     if (newcomm == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: newcomm is NULL", caller);
+    if (nonblocking && request == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: request is NULL", caller);
     struct cdn_info *in = NULL;
     if (use_info) {
         in = cdn_info_arg(info, caller, &rc);
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    struct cdn_comm *nc;
-    rc = cdn_comm_dup(c, in, use_info, &nc, caller);
-    return rc != MPI_SUCCESS ? rc : give(nc, newcomm, caller);
+    if (!nonblocking) {
+        struct cdn_comm *nc;
+        rc = cdn_comm_dup(c, in, use_info, &nc, caller);
+        return rc != MPI_SUCCESS ? rc : give(nc, newcomm, caller);
+    }
+    struct cdn_request *r;
+    rc = cdn_comm_idup(c, in, use_info, newcomm, &r, caller);
+    if (rc == MPI_SUCCESS)
+        *request = cdn_request_publish(r);
+    return rc;
 }
 
 int cdn_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    return dup_common(comm, MPI_INFO_NULL, false, newcomm, "MPI_Comm_dup");
+    return dup_common(comm, MPI_INFO_NULL, false, newcomm, false, NULL, "MPI_Comm_dup");
 }
 
 int cdn_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    return dup_common(comm, info, true, newcomm, "MPI_Comm_dup_with_info");
-}
-
-/* The nonblocking forms complete the duplication before returning (the
- * agreement is blocking), and hand back a complete request. */
-static int idup_common(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newcomm,
-                       MPI_Request *request, const char *caller)
-{
-    if (request == NULL)
-        return cdn_err(MPI_ERR_ARG, "%s: request is NULL", caller);
-    int rc = dup_common(comm, info, use_info, newcomm, caller);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    struct cdn_request *r = cdn_p2p_done_request(cdn_comm_get(comm), MPI_ANY_SOURCE);
-    if (r == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of requests", caller);
-    *request = cdn_request_publish(r);
-    return MPI_SUCCESS;
+    return dup_common(comm, info, true, newcomm, false, NULL, "MPI_Comm_dup_with_info");
 }
 
 int cdn_MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    return idup_common(comm, MPI_INFO_NULL, false, newcomm, request, "MPI_Comm_idup");
+    return dup_common(comm, MPI_INFO_NULL, false, newcomm, true, request, "MPI_Comm_idup");
 }
 
 int cdn_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                                 MPI_Request *request)
 {
-    return idup_common(comm, info, true, newcomm, request, "MPI_Comm_idup_with_info");
+    return dup_common(comm, info, true, newcomm, true, request, "MPI_Comm_idup_with_info");
 }
 
 int cdn_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)

@@ -101,45 +101,68 @@ static int dup_contents(struct cdn_comm *parent, struct cdn_comm *c, struct cdn_
     return cdn_attr_copy_all(&parent->attrs, parent->handle, &c->attrs, caller);
 }
 
-int cdn_comm_dup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
-                 struct cdn_comm **out, const char *caller)
+int cdn_comm_dup_prepare(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
+                         struct cdn_comm **out, const char *caller)
 {
-    uint32_t ids[2];
+    struct cdn_comm *c = NULL, *lc = NULL;
     int rc;
-    struct cdn_comm *c = NULL;
+    cdn_group_retain(parent->group);
     if (!parent->inter) {
-        struct cdn_xchg x;
-        cdn_xchg_all(&x, parent, CDN_TAG_CTXID);
-        rc = cdn_comm_agree_ids(&x, 1, ids, caller);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        cdn_group_retain(parent->group);
-        rc = cdn_comm_make(parent, parent->group, ids[0], &c, caller);
+        rc = cdn_comm_make(parent, parent->group, 0, &c, caller);
     } else {
-        struct cdn_inter_link l = {.leader = 0, .bridge = parent, .peer = 0, .tag = CDN_TAG_CTXID};
-        cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_CTXID);
-        rc = cdn_comm_agree_ids_inter(&l, 2, ids, caller);
+        rc = cdn_comm_make(parent, parent->group, 0, &lc, caller);
         if (rc != MPI_SUCCESS)
             return rc;
-        struct cdn_comm *lc = NULL;
-        cdn_group_retain(parent->group);
-        rc = cdn_comm_make(parent, parent->group, ids[1], &lc, caller);
-        if (rc != MPI_SUCCESS) {
-            cdn_ctxid_free(ids[0]);
-            return rc;
-        }
         cdn_group_retain(parent->group);
         cdn_group_retain(parent->remote_group);
-        rc = cdn_comm_make_inter(parent, parent->group, parent->remote_group, ids[0], lc, &c, caller);
+        rc = cdn_comm_make_inter(parent, parent->group, parent->remote_group, 0, lc, &c, caller);
     }
     if (rc != MPI_SUCCESS)
         return rc;
     rc = dup_contents(parent, c, info, use_info, caller);
     if (rc != MPI_SUCCESS) {
-        cdn_attr_delete_all(&c->attrs, 0, caller);
-        cdn_comm_release(c);
+        cdn_comm_dup_abandon(c, caller);
         return rc;
     }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+void cdn_comm_dup_abandon(struct cdn_comm *c, const char *caller)
+{
+    cdn_attr_delete_all(&c->attrs, 0, caller);
+    cdn_comm_release(c);
+}
+
+void cdn_comm_dup_set_ids(struct cdn_comm *c, const uint32_t *ids)
+{
+    c->context_id = ids[0];
+    if (c->inter)
+        c->local_comm->context_id = ids[1];
+}
+
+int cdn_comm_dup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
+                 struct cdn_comm **out, const char *caller)
+{
+    struct cdn_comm *c;
+    int rc = cdn_comm_dup_prepare(parent, info, use_info, &c, caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    uint32_t ids[2];
+    if (!parent->inter) {
+        struct cdn_xchg x;
+        cdn_xchg_all(&x, parent, CDN_TAG_CTXID);
+        rc = cdn_comm_agree_ids(&x, 1, ids, caller);
+    } else {
+        struct cdn_inter_link l = {.leader = 0, .bridge = parent, .peer = 0, .tag = CDN_TAG_CTXID};
+        cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_CTXID);
+        rc = cdn_comm_agree_ids_inter(&l, 2, ids, caller);
+    }
+    if (rc != MPI_SUCCESS) {
+        cdn_comm_dup_abandon(c, caller);
+        return rc;
+    }
+    cdn_comm_dup_set_ids(c, ids);
     *out = c;
     return MPI_SUCCESS;
 }

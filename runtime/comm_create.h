@@ -66,6 +66,19 @@ int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
 /* MPI_Comm_split on an intracommunicator: *out NULL for MPI_UNDEFINED. */
 int cdn_comm_split(struct cdn_comm *parent, int color, int key, struct cdn_comm **out,
                    const char *caller);
+/* An intercommunicator between local and remote (taken over; local is
+ * retained) on ids agreed over the link. */
+int cdn_comm_build_inter(struct cdn_comm *parent, struct cdn_inter_link *l,
+                         struct cdn_group *local, struct cdn_group *remote, struct cdn_comm **out,
+                         const char *caller);
+/* MPI_Comm_split / MPI_Comm_create on an intercommunicator (MPI-4.1
+ * 7.4.2): an intercommunicator between the local and the remote processes
+ * of the same colour / of the two groups given; *out NULL where either part
+ * is empty or the process is not in it. */
+int cdn_comm_split_inter(struct cdn_comm *parent, int color, int key, struct cdn_comm **out,
+                         const char *caller);
+int cdn_comm_create_inter(struct cdn_comm *parent, struct cdn_group *group, struct cdn_comm **out,
+                          const char *caller);
 /* Every process of parent calls: those with member true get a
  * communicator of group (a reference is taken) on an agreed id. */
 int cdn_comm_create_on(struct cdn_comm *parent, struct cdn_group *group, struct cdn_comm **out,

@@ -15,7 +15,10 @@
 struct cdn_comm *cdn_api_comm(MPI_Comm comm, const char *caller, int *rc)
 {
     struct cdn_comm *c = cdn_comm_get(comm);
-    if (c == NULL)
+    if (c == NULL && cdn_comm_handle_pending(comm))
+        *rc = cdn_err(MPI_ERR_COMM, "%s: communicator 0x%x comes from MPI_Comm_idup whose "
+                      "request has not completed yet", caller, (unsigned)comm);
+    else if (c == NULL)
         *rc = cdn_err(MPI_ERR_COMM, "%s: 0x%x is not a valid communicator%s", caller,
                       (unsigned)comm, comm == MPI_COMM_NULL ? " (MPI_COMM_NULL)" : "");
     return c;

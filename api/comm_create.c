@@ -40,73 +40,67 @@ static int give(struct cdn_comm *c, MPI_Comm *newcomm, const char *caller)
     return cdn_comm_publish(c, newcomm, caller);
 }
 
+/* Every form of dup; the nonblocking
+ * forms return the duplicate's handle at once, usable only once the request
+ * completes (runtime/comm_idup.c). */
 static int dup_common(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newcomm,
-                      const char *caller)
+                      bool nonblocking, MPI_Request *request, const char *caller)
 {
     COMM_ARG(c, comm, caller);
     if (newcomm == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: newcomm is NULL", caller);
+    if (nonblocking && request == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: request is NULL", caller);
     struct cdn_info *in = NULL;
     if (use_info) {
         in = cdn_info_arg(info, caller, &rc);
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    struct cdn_comm *nc;
-    rc = cdn_comm_dup(c, in, use_info, &nc, caller);
-    return rc != MPI_SUCCESS ? rc : give(nc, newcomm, caller);
+    if (!nonblocking) {
+        struct cdn_comm *nc;
+        rc = cdn_comm_dup(c, in, use_info, &nc, caller);
+        return rc != MPI_SUCCESS ? rc : give(nc, newcomm, caller);
+    }
+    struct cdn_request *r;
+    rc = cdn_comm_idup(c, in, use_info, newcomm, &r, caller);
+    if (rc == MPI_SUCCESS)
+        *request = cdn_request_publish(r);
+    return rc;
 }
 
 int cdn_MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    return dup_common(comm, MPI_INFO_NULL, false, newcomm, "MPI_Comm_dup");
+    return dup_common(comm, MPI_INFO_NULL, false, newcomm, false, NULL, "MPI_Comm_dup");
 }
 
 int cdn_MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    return dup_common(comm, info, true, newcomm, "MPI_Comm_dup_with_info");
-}
-
-/* The nonblocking forms complete the duplication before returning (the
- * agreement is blocking), and hand back a complete request. */
-static int idup_common(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newcomm,
-                       MPI_Request *request, const char *caller)
-{
-    if (request == NULL)
-        return cdn_err(MPI_ERR_ARG, "%s: request is NULL", caller);
-    int rc = dup_common(comm, info, use_info, newcomm, caller);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    struct cdn_request *r = cdn_p2p_done_request(cdn_comm_get(comm), MPI_ANY_SOURCE);
-    if (r == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of requests", caller);
-    *request = cdn_request_publish(r);
-    return MPI_SUCCESS;
+    return dup_common(comm, info, true, newcomm, false, NULL, "MPI_Comm_dup_with_info");
 }
 
 int cdn_MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    return idup_common(comm, MPI_INFO_NULL, false, newcomm, request, "MPI_Comm_idup");
+    return dup_common(comm, MPI_INFO_NULL, false, newcomm, true, request, "MPI_Comm_idup");
 }
 
 int cdn_MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                                 MPI_Request *request)
 {
-    return idup_common(comm, info, true, newcomm, request, "MPI_Comm_idup_with_info");
+    return dup_common(comm, info, true, newcomm, true, request, "MPI_Comm_idup_with_info");
 }
 
 int cdn_MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     COMM_ARG(c, comm, "MPI_Comm_split");
-    if ((rc = intra_only(c, "MPI_Comm_split")) != MPI_SUCCESS)
-        return rc;
     if (newcomm == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Comm_split: newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
         return cdn_err(MPI_ERR_ARG, "MPI_Comm_split: color %d is negative and not "
                        "MPI_UNDEFINED", color);
     struct cdn_comm *nc;
-    rc = cdn_comm_split(c, color, key, &nc, "MPI_Comm_split");
+    rc = c->inter ? cdn_comm_split_inter(c, color, key, &nc, "MPI_Comm_split")
+                  : cdn_comm_split(c, color, key, &nc, "MPI_Comm_split");
     return rc != MPI_SUCCESS ? rc : give(nc, newcomm, "MPI_Comm_split");
 }
 
@@ -150,8 +144,9 @@ int cdn_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info inf
 {
     const char *fn = "MPI_Comm_split_type";
     COMM_ARG(c, comm, fn);
-    if ((rc = intra_only(c, fn)) != MPI_SUCCESS)
-        return rc;
+    if (c->inter)
+        return cdn_err(MPI_ERR_COMM, "%s: the communicator is an intercommunicator; splitting "
+                       "by type is erroneous on intercommunicators (MPI-4.1 7.4.2)", fn);
     if (newcomm == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: newcomm is NULL", fn);
     struct cdn_info *in = cdn_info_arg(info, fn, &rc);
@@ -215,8 +210,6 @@ int cdn_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     const char *fn = "MPI_Comm_create";
     COMM_ARG(c, comm, fn);
-    if ((rc = intra_only(c, fn)) != MPI_SUCCESS)
-        return rc;
     struct cdn_group *g = cdn_api_group(group, fn, &rc);
     if (g == NULL)
         return rc;
@@ -225,7 +218,7 @@ int cdn_MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if ((rc = subset_of(g, c, fn)) != MPI_SUCCESS)
         return rc;
     struct cdn_comm *nc;
-    rc = cdn_comm_create_on(c, g, &nc, fn);
+    rc = c->inter ? cdn_comm_create_inter(c, g, &nc, fn) : cdn_comm_create_on(c, g, &nc, fn);
     return rc != MPI_SUCCESS ? rc : give(nc, newcomm, fn);
 }
 
@@ -350,34 +343,6 @@ int cdn_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_I
 
 /* ---- intercommunicators ---- */
 
-/* With the other group's world ranks known on every process, agree on the
- * intercommunicator's id and its local communicator's, and build both. */
-static int build_inter(struct cdn_comm *parent, struct cdn_inter_link *l, struct cdn_group *local,
-                       struct cdn_group *remote, struct cdn_comm **out, const char *caller)
-{
-    for (int i = 0; i < remote->size; i++)
-        if (cdn_group_rank_of(local, remote->world[i]) != MPI_UNDEFINED) {
-            cdn_group_release(remote);
-            return cdn_err(MPI_ERR_GROUP, "%s: world rank %d is in both groups; the groups of an "
-                           "intercommunicator are disjoint", caller, remote->world[i]);
-        }
-    uint32_t ids[2];
-    int rc = cdn_comm_agree_ids_inter(l, 2, ids, caller);
-    if (rc != MPI_SUCCESS) {
-        cdn_group_release(remote);
-        return rc;
-    }
-    struct cdn_comm *lc;
-    cdn_group_retain(local);
-    rc = cdn_comm_make(parent, local, ids[1], &lc, caller);
-    if (rc != MPI_SUCCESS) {
-        cdn_group_release(remote);
-        return rc;
-    }
-    cdn_group_retain(local);
-    return cdn_comm_make_inter(parent, local, remote, ids[0], lc, out, caller);
-}
-
 int cdn_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                              int remote_leader, int tag, MPI_Comm *newintercomm)
 {
@@ -420,7 +385,7 @@ int cdn_MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm pee
     cdn_group_locate(remote);
     l.local.tag = CDN_TAG_CTXID;
     struct cdn_comm *nc;
-    rc = build_inter(c, &l, c->group, remote, &nc, fn);
+    rc = cdn_comm_build_inter(c, &l, c->group, remote, &nc, fn);
     return rc != MPI_SUCCESS ? rc : give(nc, newintercomm, fn);
 }
 
@@ -456,7 +421,7 @@ int cdn_MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader
         return rc;
     cdn_group_retain(rg);
     struct cdn_comm *nc;
-    rc = build_inter(NULL, &l, lg, rg, &nc, fn);
+    rc = cdn_comm_build_inter(NULL, &l, lg, rg, &nc, fn);
     free(ranks);
     return rc != MPI_SUCCESS ? rc : finish_from_group(nc, info, eh, newintercomm, fn);
 }

@@ -23,7 +23,9 @@
 
 static int intra(struct cdn_comm *c, const char *caller)
 {
-    return c->inter ? cdn_err(MPI_ERR_COMM, "%s: topologies need an intracommunicator", caller)
+    return c->inter ? cdn_err(MPI_ERR_COMM, "%s: the communicator is an intercommunicator; "
+                                   "virtual topologies are defined on intracommunicators only "
+                                   "(MPI-4.1 8.5)", caller)
                     : MPI_SUCCESS;
 }
 

@@ -32,7 +32,18 @@ struct cdn_comm *cdn_comm_get(MPI_Comm handle)
         return &builtin[0];
     if (handle == MPI_COMM_SELF)
         return &builtin[1];
-    return cdn_handle_get(&comms, handle);
+    struct cdn_comm *c = cdn_handle_get(&comms, handle);
+    if (c != NULL && atomic_load_explicit(&c->pending, memory_order_acquire))
+        return NULL;
+    return c;
+}
+
+bool cdn_comm_handle_pending(MPI_Comm handle)
+{
+    if (!cdn_api_ready() || handle == MPI_COMM_WORLD || handle == MPI_COMM_SELF)
+        return false;
+    struct cdn_comm *c = cdn_handle_get(&comms, handle);
+    return c != NULL && atomic_load_explicit(&c->pending, memory_order_acquire);
 }
 
 struct cdn_comm *cdn_comm_world(void)

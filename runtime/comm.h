@@ -54,6 +54,12 @@ struct cdn_comm {
     atomic_int refs;
     bool builtin;
     bool inter;
+    /* MPI_Comm_idup: the handle exists but the context ids are still being
+     * agreed in the background; cdn_comm_get refuses it until then. */
+    atomic_bool pending;
+    /* Numbers the nonblocking creations started on this communicator, so
+     * several outstanding at once use different tags (runtime/comm_idup.c). */
+    atomic_uint idup_seq;
     int remote_size;                        /* intercommunicator: remote group size */
     struct cdn_group *group;                /* local group */
     struct cdn_group *remote_group;         /* intercommunicator only */
@@ -115,8 +121,11 @@ void cdn_comm_unpublish(struct cdn_comm *c);
 /* How many run-time communicators have a handle (leak checks). */
 int cdn_comm_live(void);
 
-/* The communicator behind a handle, or NULL (invalid, or MPI not ready). */
+/* The communicator behind a handle, or NULL (invalid, MPI not ready, or
+ * an MPI_Comm_idup result whose request has not completed). */
 struct cdn_comm *cdn_comm_get(MPI_Comm handle);
+/* Is handle an MPI_Comm_idup result still being set up? (messages) */
+bool cdn_comm_handle_pending(MPI_Comm handle);
 /* The internal communicator spanning the whole job (MPI_COMM_WORLD's
  * object), also when only sessions are initialised. */
 struct cdn_comm *cdn_comm_world(void);

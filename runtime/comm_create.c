@@ -101,45 +101,68 @@ static int dup_contents(struct cdn_comm *parent, struct cdn_comm *c, struct cdn_
     return cdn_attr_copy_all(&parent->attrs, parent->handle, &c->attrs, caller);
 }
 
-int cdn_comm_dup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
-                 struct cdn_comm **out, const char *caller)
+int cdn_comm_dup_prepare(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
+                         struct cdn_comm **out, const char *caller)
 {
-    uint32_t ids[2];
+    struct cdn_comm *c = NULL, *lc = NULL;
     int rc;
-    struct cdn_comm *c = NULL;
+    cdn_group_retain(parent->group);
     if (!parent->inter) {
-        struct cdn_xchg x;
-        cdn_xchg_all(&x, parent, CDN_TAG_CTXID);
-        rc = cdn_comm_agree_ids(&x, 1, ids, caller);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        cdn_group_retain(parent->group);
-        rc = cdn_comm_make(parent, parent->group, ids[0], &c, caller);
+        rc = cdn_comm_make(parent, parent->group, 0, &c, caller);
     } else {
-        struct cdn_inter_link l = {.leader = 0, .bridge = parent, .peer = 0, .tag = CDN_TAG_CTXID};
-        cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_CTXID);
-        rc = cdn_comm_agree_ids_inter(&l, 2, ids, caller);
+        rc = cdn_comm_make(parent, parent->group, 0, &lc, caller);
         if (rc != MPI_SUCCESS)
             return rc;
-        struct cdn_comm *lc = NULL;
-        cdn_group_retain(parent->group);
-        rc = cdn_comm_make(parent, parent->group, ids[1], &lc, caller);
-        if (rc != MPI_SUCCESS) {
-            cdn_ctxid_free(ids[0]);
-            return rc;
-        }
         cdn_group_retain(parent->group);
         cdn_group_retain(parent->remote_group);
-        rc = cdn_comm_make_inter(parent, parent->group, parent->remote_group, ids[0], lc, &c, caller);
+        rc = cdn_comm_make_inter(parent, parent->group, parent->remote_group, 0, lc, &c, caller);
     }
     if (rc != MPI_SUCCESS)
         return rc;
     rc = dup_contents(parent, c, info, use_info, caller);
     if (rc != MPI_SUCCESS) {
-        cdn_attr_delete_all(&c->attrs, 0, caller);
-        cdn_comm_release(c);
+        cdn_comm_dup_abandon(c, caller);
         return rc;
     }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+void cdn_comm_dup_abandon(struct cdn_comm *c, const char *caller)
+{
+    cdn_attr_delete_all(&c->attrs, 0, caller);
+    cdn_comm_release(c);
+}
+
+void cdn_comm_dup_set_ids(struct cdn_comm *c, const uint32_t *ids)
+{
+    c->context_id = ids[0];
+    if (c->inter)
+        c->local_comm->context_id = ids[1];
+}
+
+int cdn_comm_dup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
+                 struct cdn_comm **out, const char *caller)
+{
+    struct cdn_comm *c;
+    int rc = cdn_comm_dup_prepare(parent, info, use_info, &c, caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    uint32_t ids[2];
+    if (!parent->inter) {
+        struct cdn_xchg x;
+        cdn_xchg_all(&x, parent, CDN_TAG_CTXID);
+        rc = cdn_comm_agree_ids(&x, 1, ids, caller);
+    } else {
+        struct cdn_inter_link l = {.leader = 0, .bridge = parent, .peer = 0, .tag = CDN_TAG_CTXID};
+        cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_CTXID);
+        rc = cdn_comm_agree_ids_inter(&l, 2, ids, caller);
+    }
+    if (rc != MPI_SUCCESS) {
+        cdn_comm_dup_abandon(c, caller);
+        return rc;
+    }
+    cdn_comm_dup_set_ids(c, ids);
     *out = c;
     return MPI_SUCCESS;
 }
@@ -215,4 +238,134 @@ int cdn_comm_create_on(struct cdn_comm *parent, struct cdn_group *group, struct 
     }
     cdn_group_retain(group);
     return cdn_comm_make(parent, group, id, out, caller);
+}
+
+int cdn_comm_build_inter(struct cdn_comm *parent, struct cdn_inter_link *l,
+                         struct cdn_group *local, struct cdn_group *remote, struct cdn_comm **out,
+                         const char *caller)
+{
+    for (int i = 0; i < remote->size; i++)
+        if (cdn_group_rank_of(local, remote->world[i]) != MPI_UNDEFINED) {
+            cdn_group_release(remote);
+            return cdn_err(MPI_ERR_GROUP, "%s: world rank %d is in both groups; the groups of an "
+                           "intercommunicator are disjoint", caller, remote->world[i]);
+        }
+    uint32_t ids[2];
+    int rc = cdn_comm_agree_ids_inter(l, 2, ids, caller);
+    if (rc != MPI_SUCCESS) {
+        cdn_group_release(remote);
+        return rc;
+    }
+    struct cdn_comm *lc;
+    cdn_group_retain(local);
+    rc = cdn_comm_make(parent, local, ids[1], &lc, caller);
+    if (rc != MPI_SUCCESS) {
+        cdn_ctxid_free(ids[0]);
+        cdn_group_release(remote);
+        return rc;
+    }
+    cdn_group_retain(local);
+    return cdn_comm_make_inter(parent, local, remote, ids[0], lc, out, caller);
+}
+
+/* Split and create on an intercommunicator end here: every process of both
+ * groups agrees on two ids (results of one call are disjoint, so they may
+ * share them), and a process whose local part (local, a reference of the
+ * caller's that is kept) and remote part (remote, taken over) are both
+ * non-empty gets the intercommunicator between them; the others nothing. */
+static int inter_sub(struct cdn_comm *parent, struct cdn_group *local, struct cdn_group *remote,
+                     struct cdn_comm **out, const char *caller)
+{
+    *out = NULL;
+    struct cdn_inter_link l = {.leader = 0, .bridge = parent, .peer = 0, .tag = CDN_TAG_CTXID};
+    cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_CTXID);
+    if (local != NULL && remote != NULL && local->rank != MPI_UNDEFINED && remote->size > 0)
+        return cdn_comm_build_inter(parent, &l, local, remote, out, caller);
+    cdn_group_release(remote);
+    uint32_t ids[2];
+    int rc = cdn_comm_agree_ids_inter(&l, 2, ids, caller);
+    if (rc == MPI_SUCCESS) {
+        cdn_ctxid_free(ids[0]);
+        cdn_ctxid_free(ids[1]);
+    }
+    return rc;
+}
+
+/* The processes of one side (table of n entries, ranks in `side`) with
+ * this colour, in key order, as a group; NULL when out of memory. */
+static struct cdn_group *colour_group(struct split_entry *all, int n, int color,
+                                      const struct cdn_group *side)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i].color == color)
+            all[m++] = all[i];
+    qsort(all, (size_t)m, sizeof *all, by_key);
+    struct cdn_group *g = cdn_group_alloc(m);
+    if (g == NULL)
+        return NULL;
+    for (int i = 0; i < m; i++)
+        g->world[i] = side->world[all[i].rank];
+    cdn_group_locate(g);
+    return g;
+}
+
+int cdn_comm_split_inter(struct cdn_comm *parent, int color, int key, struct cdn_comm **out,
+                         const char *caller)
+{
+    *out = NULL;
+    int n = parent->size, rn = parent->remote_size;
+    struct split_entry *all = malloc(sizeof *all * (size_t)(n + rn));
+    if (all == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    struct split_entry mine = {color, key, parent->rank};
+    struct cdn_inter_link l = {.leader = 0, .bridge = parent, .peer = 0, .tag = CDN_TAG_SPLIT};
+    cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_SPLIT);
+    int rc = cdn_xchg_allgather(&l.local, &mine, all, sizeof mine);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_inter_swap_bcast(&l, all, sizeof *all * (size_t)n, all + n,
+                                  sizeof *all * (size_t)rn);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return rc;
+    }
+    struct cdn_group *local = NULL, *remote = NULL;
+    if (color != MPI_UNDEFINED) {
+        local = colour_group(all, n, color, parent->group);
+        remote = colour_group(all + n, rn, color, parent->remote_group);
+        if (local == NULL || remote == NULL) {
+            /* still take part in the agreement, as MPI_UNDEFINED */
+            cdn_group_release(local);
+            cdn_group_release(remote);
+            local = remote = NULL;
+            rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+        }
+    }
+    free(all);
+    int rc2 = inter_sub(parent, local, remote, out, caller);
+    cdn_group_release(local);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+int cdn_comm_create_inter(struct cdn_comm *parent, struct cdn_group *group, struct cdn_comm **out,
+                          const char *caller)
+{
+    *out = NULL;
+    struct cdn_inter_link l = {.leader = 0, .bridge = parent, .peer = 0, .tag = CDN_TAG_SPLIT};
+    cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_SPLIT);
+    int n = group->size, rn;
+    int rc = cdn_inter_swap_bcast(&l, &n, sizeof n, &rn, sizeof rn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_group *remote = cdn_group_alloc(rn);
+    if (remote == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    rc = cdn_inter_swap_bcast(&l, group->world, sizeof(int) * (size_t)n, remote->world,
+                              sizeof(int) * (size_t)rn);
+    if (rc != MPI_SUCCESS) {
+        cdn_group_release(remote);
+        return rc;
+    }
+    cdn_group_locate(remote);
+    return inter_sub(parent, n > 0 ? group : NULL, remote, out, caller);
 }

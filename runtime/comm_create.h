@@ -7,6 +7,7 @@
 #ifndef CDN_COMM_CREATE_H
 #define CDN_COMM_CREATE_H
 
+#include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,6 +16,7 @@
 struct cdn_comm;
 struct cdn_group;
 struct cdn_info;
+struct cdn_request;
 
 /* Two groups that agree through their leaders: each group's participants
  * (local), the leader's index among them, and the communicator the two
@@ -49,9 +51,34 @@ int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct
  * new communicator, NULL to copy parent's). */
 int cdn_comm_dup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
                  struct cdn_comm **out, const char *caller);
+/* The parts of a dup: the new object with everything but its context
+ * id(s) (0 until agreed: ids[0] its own, ids[1] an intercommunicator's
+ * local communicator's), and dropping it when the agreement failed. */
+int cdn_comm_dup_prepare(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
+                         struct cdn_comm **out, const char *caller);
+void cdn_comm_dup_set_ids(struct cdn_comm *c, const uint32_t *ids);
+void cdn_comm_dup_abandon(struct cdn_comm *c, const char *caller);
+/* MPI_Comm_idup(_with_info): *out is published at once but pending
+ * (runtime/comm.h) until *req completes; the agreement runs in the
+ * background (runtime/comm_idup.c). */
+int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
+                  MPI_Comm *newcomm, struct cdn_request **req, const char *caller);
 /* MPI_Comm_split on an intracommunicator: *out NULL for MPI_UNDEFINED. */
 int cdn_comm_split(struct cdn_comm *parent, int color, int key, struct cdn_comm **out,
                    const char *caller);
+/* An intercommunicator between local and remote (taken over; local is
+ * retained) on ids agreed over the link. */
+int cdn_comm_build_inter(struct cdn_comm *parent, struct cdn_inter_link *l,
+                         struct cdn_group *local, struct cdn_group *remote, struct cdn_comm **out,
+                         const char *caller);
+/* MPI_Comm_split / MPI_Comm_create on an intercommunicator (MPI-4.1
+ * 7.4.2): an intercommunicator between the local and the remote processes
+ * of the same colour / of the two groups given; *out NULL where either part
+ * is empty or the process is not in it. */
+int cdn_comm_split_inter(struct cdn_comm *parent, int color, int key, struct cdn_comm **out,
+                         const char *caller);
+int cdn_comm_create_inter(struct cdn_comm *parent, struct cdn_group *group, struct cdn_comm **out,
+                          const char *caller);
 /* Every process of parent calls: those with member true get a
  * communicator of group (a reference is taken) on an agreed id. */
 int cdn_comm_create_on(struct cdn_comm *parent, struct cdn_group *group, struct cdn_comm **out,

@@ -18,6 +18,14 @@
  * globally lowest one eventually owns the mask everywhere and succeeds.
  * This is the known mask + lock + retry design (as in MPICH), written here
  * from the description.
+ *
+ * Nonblocking allocations (MPI_Comm_idup) never own the mask: they run in
+ * the background while the application may enter a blocking creation on
+ * another communicator that its peers need to finish first, so holding the
+ * mask across their exchange could deadlock.  They agree on a snapshot,
+ * then reserve the agreed ids where still free (never while a blocking
+ * allocation owns the mask, whose snapshot must stay true), and a second
+ * exchange tells whether every process could (see ctxid.h).
  */
 #include "runtime/ctxid.h"
 
@@ -84,6 +92,48 @@ static void leave_line(struct waiter *w)
             *p = w->next;
             return;
         }
+}
+
+void cdn_ctxid_nb_snapshot(uint32_t *mask)
+{
+    pthread_mutex_lock(&lock);
+    memcpy(mask, free_mask, sizeof free_mask);
+    pthread_mutex_unlock(&lock);
+}
+
+bool cdn_ctxid_nb_reserve(const uint32_t *agreed, int n, uint32_t *ids, uint64_t pick, int *err,
+                          const char *caller)
+{
+    int avail = 0;
+    for (int w = 0; w < CDN_CTXID_WORDS; w++)
+        avail += __builtin_popcount(agreed[w]);
+    *err = MPI_SUCCESS;
+    if (avail < n) {
+        *err = cdn_err(MPI_ERR_INTERN, "%s: no free context id left (%u communicators exist)",
+                       caller, CDN_CTXID_MAX / 2);
+        return false;
+    }
+    /* skip some of the lowest agreed ids: 0 at first, then a number drawn
+     * from pick among the lowest 64, so two allocations that collided
+     * (each reserved first on different processes) part ways */
+    int spread = avail - n + 1 < 64 ? avail - n + 1 : 64;
+    int skip = (int)(pick % (uint64_t)spread), got = 0;
+    for (int w = 0; w < CDN_CTXID_WORDS && got < n; w++)
+        for (uint32_t m = agreed[w]; m != 0 && got < n; m &= m - 1) {
+            if (skip > 0) {
+                skip--;
+                continue;
+            }
+            ids[got++] = 2u * (uint32_t)(w * 32 + __builtin_ctz(m));
+        }
+    pthread_mutex_lock(&lock);
+    bool ok = !mask_owned;
+    for (int i = 0; i < n && ok; i++)
+        ok = (free_mask[ids[i] / 64] >> ((ids[i] / 2) % 32)) & 1u;
+    for (int i = 0; i < n && ok; i++)
+        free_mask[ids[i] / 64] &= ~(1u << ((ids[i] / 2) % 32));
+    pthread_mutex_unlock(&lock);
+    return ok;
 }
 
 int cdn_ctxid_alloc(int n, uint64_t prio, cdn_ctxid_reduce_fn *reduce, void *arg, uint32_t *ids,

@@ -96,15 +96,9 @@ out:
     return rc;
 }
 
-int cdn_rt_finalize(bool world)
+/* Take everything down (init_lock held, no user left). */
+static int teardown(void)
 {
-    pthread_mutex_lock(&cdn_rt.init_lock);
-    if (world)
-        cdn_rt.world_finalized = true;
-    if (--cdn_rt.users > 0) {  /* sessions (or the world model) still use it */
-        pthread_mutex_unlock(&cdn_rt.init_lock);
-        return MPI_SUCCESS;
-    }
     cdn_progress_finalize();
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
     int rc = cdn_pmix_finalize();
@@ -115,6 +109,40 @@ int cdn_rt_finalize(bool world)
     cdn_datatype_finalize();
     cdn_attr_finalize();
     cdn_err_finalize();
+    return rc;
+}
+
+/* At exit: a runtime kept up after the last session went (see below). */
+static void teardown_at_exit(void)
+{
+    pthread_mutex_lock(&cdn_rt.init_lock);
+    if (cdn_rt.users == 0 && atomic_load(&cdn_rt.state) == CDN_STATE_READY)
+        teardown();
+    pthread_mutex_unlock(&cdn_rt.init_lock);
+}
+
+int cdn_rt_finalize(bool world)
+{
+    pthread_mutex_lock(&cdn_rt.init_lock);
+    if (world)
+        cdn_rt.world_finalized = true;
+    if (--cdn_rt.users > 0) {  /* sessions (or the world model) still use it */
+        pthread_mutex_unlock(&cdn_rt.init_lock);
+        return MPI_SUCCESS;
+    }
+    if (!world) {
+        /* The last session went.  MPI-4.1 lets the process start sessions
+         * (or MPI_Init, if it never ran) again later, with handles such as
+         * datatypes made before still valid; a PMIx client cannot be
+         * initialised a second time, so the runtime stays up, idle, until
+         * the process exits. */
+        static bool registered;
+        if (!registered)
+            registered = atexit(teardown_at_exit) == 0;
+        pthread_mutex_unlock(&cdn_rt.init_lock);
+        return MPI_SUCCESS;
+    }
+    int rc = teardown();
     pthread_mutex_unlock(&cdn_rt.init_lock);
     return rc;
 }

@@ -47,6 +47,114 @@ static void ring(MPI_Comm comm, int expect_prev, const char *what)
     CHECK(got == expect_prev, "%s: ring got %d, expected %d", what, got, expect_prev);
 }
 
+/* The world ranks of c's remote group. */
+static void remote_world(MPI_Comm c, int *out)
+{
+    MPI_Group rg, wg;
+    int n;
+    MPI_Comm_remote_group(c, &rg);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Group_size(rg, &n);
+    int idx[64];
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    MPI_Group_translate_ranks(rg, n, idx, wg, out);
+    MPI_Group_free(&rg);
+    MPI_Group_free(&wg);
+}
+
+static int split_color(int w)
+{
+    return w == wsize - 1 && wsize > 2 ? MPI_UNDEFINED : (w / 2) % 2;
+}
+
+/* MPI_Comm_split and MPI_Comm_create on an intercommunicator (evens vs
+ * odds) give intercommunicators between the matching parts; split_type
+ * and topologies stay erroneous. */
+static void sub_intercomms(MPI_Comm inter, int even)
+{
+    int color = split_color(wrank), n, r, cls, rc;
+    MPI_Comm sc;
+    MPI_Comm_split(inter, color, -wrank, &sc);  /* keys: descending world rank */
+    int want_local = 0, want_remote = 0, want_rank = 0, first_remote = -1;
+    for (int w = wsize - 1; w >= 0; w--) {
+        if (color == MPI_UNDEFINED || split_color(w) != color)
+            continue;
+        if (w % 2 == wrank % 2) {
+            if (w > wrank)
+                want_rank++;
+            want_local++;
+        } else {
+            if (first_remote < 0)
+                first_remote = w;
+            want_remote++;
+        }
+    }
+    if (color == MPI_UNDEFINED || want_remote == 0) {
+        CHECK(sc == MPI_COMM_NULL, "split of an intercommunicator: want MPI_COMM_NULL (colour "
+              "%d)", color);
+    } else {
+        int flag;
+        CHECK(sc != MPI_COMM_NULL, "split of an intercommunicator: MPI_COMM_NULL for colour %d",
+              color);
+        MPI_Comm_test_inter(sc, &flag);
+        MPI_Comm_size(sc, &n);
+        MPI_Comm_rank(sc, &r);
+        int rn, rw[64];
+        MPI_Comm_remote_size(sc, &rn);
+        CHECK(flag && n == want_local && r == want_rank && rn == want_remote,
+              "split intercomm: inter %d size %d rank %d remote %d, want %d %d %d", flag, n, r,
+              rn, want_local, want_rank, want_remote);
+        remote_world(sc, rw);
+        CHECK(rw[0] == first_remote, "split intercomm: remote rank 0 is world %d, want %d", rw[0],
+              first_remote);
+        if (r == 0) {  /* the two rank-0s swap world ranks over the new intercommunicator */
+            int other = -1;
+            MPI_Sendrecv(&wrank, 1, MPI_INT, 0, 9, &other, 1, MPI_INT, 0, 9, sc,
+                         MPI_STATUS_IGNORE);
+            CHECK(other == first_remote, "across the split: %d, want %d", other, first_remote);
+        }
+        MPI_Comm_free(&sc);
+    }
+    /* create: the evens offer their rank 0 only, the odds everybody */
+    MPI_Group lg, sub;
+    MPI_Comm_group(inter, &lg);
+    int zero = 0, nodd = wsize / 2;
+    if (even)
+        MPI_Group_incl(lg, 1, &zero, &sub);
+    else
+        sub = lg;
+    MPI_Comm cc;
+    MPI_Comm_create(inter, sub, &cc);
+    if (even && wrank != 0) {
+        CHECK(cc == MPI_COMM_NULL, "create: world %d is not in the group", wrank);
+    } else {
+        CHECK(cc != MPI_COMM_NULL, "create: world %d got MPI_COMM_NULL", wrank);
+        if (cc != MPI_COMM_NULL) {
+            int rn;
+            MPI_Comm_size(cc, &n);
+            MPI_Comm_remote_size(cc, &rn);
+            CHECK(n == (even ? 1 : nodd) && rn == (even ? nodd : 1),
+                  "create intercomm: size %d remote %d", n, rn);
+            exchange(cc, "create on an intercommunicator");
+            MPI_Comm_free(&cc);
+        }
+    }
+    if (sub != lg)
+        MPI_Group_free(&sub);
+    /* the odds offer nobody: nobody gets a communicator */
+    MPI_Comm_create(inter, even ? lg : MPI_GROUP_EMPTY, &cc);
+    CHECK(cc == MPI_COMM_NULL, "create with an empty side: want MPI_COMM_NULL");
+    MPI_Group_free(&lg);
+    rc = MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sc);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COMM, "split_type on an intercommunicator: class %d", cls);
+    int dims[1] = {1}, periods[1] = {0};
+    rc = MPI_Cart_create(inter, 1, dims, periods, 0, &sc);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COMM, "MPI_Cart_create on an intercommunicator: class %d", cls);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -75,6 +183,7 @@ int main(int argc, char **argv)
         MPI_Comm_test_inter(dup, &flag);
         CHECK(flag, "a dup of an intercommunicator is one");
         exchange(dup, "dup");
+        sub_intercomms(dup, even);
         int res;
         MPI_Comm_compare(inter, dup, &res);
         CHECK(res == MPI_CONGRUENT, "intercomm vs its dup %d", res);

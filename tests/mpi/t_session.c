@@ -144,10 +144,45 @@ int main(int argc, char **argv)
         MPI_Finalize();  /* the sessions keep the runtime up */
     ring(wc, "after the other finalize");
     MPI_Comm_free(&wc);
+    MPI_Datatype t3;  /* made while a session exists, used after all were finalized */
+    MPI_Type_contiguous(3, MPI_INT, &t3);
+    MPI_Type_commit(&t3);
     MPI_Session_finalize(&a);
     CHECK(a == MPI_SESSION_NULL, "finalize resets the handle");
     MPI_Session_finalize(&b);
     MPI_Finalized(&flag);
     CHECK(flag == world, "MPI_Finalized is %d", flag);
+
+    /* MPI-4.1 11.3: a process may start sessions again after finalizing
+     * all of them (the runtime stays up, idle, until exit) */
+    MPI_Session c;
+    CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &c) == MPI_SUCCESS,
+          "a session after every session was finalized");
+    MPI_Group cg;
+    MPI_Comm cc;
+    MPI_Group_from_session_pset(c, "mpi://WORLD", &cg);
+    CHECK(MPI_Comm_create_from_group(cg, "t_session again", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                     &cc) == MPI_SUCCESS, "a communicator in the new session");
+    int cr, cn, out[3], in[3] = {-1, -1, -1};
+    MPI_Comm_rank(cc, &cr);
+    MPI_Comm_size(cc, &cn);
+    for (int i = 0; i < 3; i++)
+        out[i] = 10 * cr + i;
+    MPI_Sendrecv(out, 1, t3, (cr + 1) % cn, 4, in, 1, t3, (cr + cn - 1) % cn, 4, cc,
+                 MPI_STATUS_IGNORE);
+    int prev = (cr + cn - 1) % cn;
+    CHECK(in[0] == 10 * prev && in[1] == 10 * prev + 1 && in[2] == 10 * prev + 2,
+          "old datatype in the new session: got %d %d %d from %d", in[0], in[1], in[2], prev);
+    MPI_Type_free(&t3);
+    MPI_Comm_free(&cc);
+    MPI_Group_free(&cg);
+    MPI_Session_finalize(&c);
+    if (!world) {  /* MPI_Init never ran: the world model may still start */
+        CHECK(MPI_Init(&argc, &argv) == MPI_SUCCESS, "MPI_Init after the sessions");
+        ring(MPI_COMM_WORLD, "world after the sessions");
+        MPI_Finalize();
+        MPI_Finalized(&flag);
+        CHECK(flag, "MPI_Finalized after the world model ended");
+    }
     return check_summary("t_session");
 }

@@ -278,9 +278,7 @@ int cdn_MPI_Start(MPI_Request *request)
     if (rc != MPI_SUCCESS)
         return rc;
     r->active = true;
-    rc = r->ops->start(r);
-    cdn_request_background(r);
-    return rc;
+    return r->ops->start(r);
 }
 
 int cdn_MPI_Startall(int count, MPI_Request array_of_requests[])
@@ -297,7 +295,6 @@ int cdn_MPI_Startall(int count, MPI_Request array_of_requests[])
     for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
         s.rs[i]->active = true;
         s.rs[i]->ops->start(s.rs[i]);
-        cdn_request_background(s.rs[i]);
     }
     scratch_put(&s);
     return rc;

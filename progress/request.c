@@ -170,13 +170,6 @@ void cdn_request_release(struct cdn_request *r)
     pthread_mutex_unlock(&pool.lock);
 }
 
-void cdn_request_background(struct cdn_request *r)
-{
-    if ((r->kind == CDN_REQ_SEND || r->kind == CDN_REQ_RECV) && !cdn_request_done(r) &&
-        r->u.p2p.bytes >= cdn_engine.background_min)
-        cdn_progress_wake_soon();  /* it advances while the application computes */
-}
-
 struct cdn_request *cdn_request_get(MPI_Request handle)
 {
     struct cdn_request *r = cdn_handle_get(&pool.table, handle);
@@ -188,7 +181,6 @@ struct cdn_request *cdn_request_get(MPI_Request handle)
 MPI_Request cdn_request_publish(struct cdn_request *r)
 {
     atomic_store_explicit(&r->live, true, memory_order_release);
-    cdn_request_background(r);
     return r->handle;
 }
 

@@ -170,12 +170,6 @@ void cdn_request_release(struct cdn_request *r);
 struct cdn_request *cdn_request_get(MPI_Request handle);
 /* Hand the request to the user: it becomes live under its handle. */
 MPI_Request cdn_request_publish(struct cdn_request *r);
-/* r was just started by a nonblocking call or MPI_Start: if it moves at
- * least CADENCE_PROGRESS_BACKGROUND_MIN bytes, make sure the progress
- * thread is not parked, so r advances while the application computes.
- * (Smaller operations are not worth waking it for: its park ends by
- * itself within tens of microseconds, engine.c.)  publish calls this. */
-void cdn_request_background(struct cdn_request *r);
 /* The user lets go of the handle (MPI_Request_free, or completion by wait/test). */
 void cdn_request_unpublish(struct cdn_request *r);
 /* Free the pool at finalize; returns how many requests were still referenced. */

@@ -29,10 +29,9 @@ const struct cdn_param cdn_params[] = {
      "preempts a computing application thread on its core as soon as work arrives. It sleeps "
      "when idle. 0 leaves the priority alone."},
     {"CADENCE_PROGRESS_BACKGROUND_MIN", "integer", "32768", "library",
-     "Bytes: a nonblocking or persistent operation moving at least this much is handed to the "
-     "progress thread when started (a collective's schedule), or wakes it (a point-to-point "
-     "transfer), so it advances while the application computes; smaller ones start in the "
-     "calling thread without waking it."},
+     "Bytes: a nonblocking or persistent collective moving at least this much hands its "
+     "receives, copies and reductions to the progress thread when started, so it advances "
+     "while the application computes; smaller ones start in the calling thread."},
     {"CADENCE_PROGRESS_START_DELAY_US", "integer", "5", "library",
      "When the progress thread shares the application's only processing unit: microseconds it "
      "waits before running work queued by a nonblocking call (a started collective), so that "

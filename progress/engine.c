@@ -188,6 +188,26 @@ void cdn_progress_finalize(void)
     cdn_request_pool_finalize();
 }
 
+static void wake_soon(void)
+{
+    /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
+     * at nwork (a thread about to sleep sees the work instead) */
+    bool asleep = atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst);
+    bool parked = atomic_load_explicit(&cdn_engine.parked, memory_order_seq_cst);
+    if (!asleep && !parked)
+        return;
+    if (cdn_engine.start_delay_ns > 0 &&
+        atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed)) {
+        struct itimerspec its = {.it_value = {cdn_engine.start_delay_ns / 1000000000L,
+                                              cdn_engine.start_delay_ns % 1000000000L}};
+        timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
+        return;
+    }
+    if (asleep)
+        kick_fd();
+    cdn_progress_unpark();
+}
+
 void cdn_progress_defer(struct cdn_work *w)
 {
     w->next = NULL;
@@ -199,28 +219,9 @@ void cdn_progress_defer(struct cdn_work *w)
     cdn_engine.work_tail = w;
     atomic_fetch_add_explicit(&cdn_engine.nwork, 1, memory_order_seq_cst);
     pthread_mutex_unlock(&cdn_engine.work_lock);
-    cdn_progress_wake_soon();
+    wake_soon();
 }
 
-void cdn_progress_wake_soon(void)
-{
-    /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
-     * at nwork (a thread about to sleep sees the work instead) */
-    bool asleep = atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst);
-    bool parked = atomic_load_explicit(&cdn_engine.parked, memory_order_seq_cst);
-    if (!asleep && !parked)
-        return;
-    if (cdn_engine.start_delay_ns > 0 &&
-        atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed)) {
-        struct itimerspec its = {.it_value = {0, cdn_engine.start_delay_ns % 1000000000L}};
-        its.it_value.tv_sec = cdn_engine.start_delay_ns / 1000000000L;
-        timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
-        return;
-    }
-    if (asleep)
-        kick_fd();
-    cdn_progress_unpark();
-}
 
 /* Run the deferred work queued so far; returns how many items ran. */
 static int run_work(void)

@@ -42,7 +42,6 @@ struct cdn_engine {
     struct cdn_transport *transports[CDN_MAX_TRANSPORTS];
     int epfd;                     /* every transport fd plus wake_fd */
     int wake_fd;                  /* eventfd: interrupts a thread blocked in epoll */
-    atomic_bool epoll_sleeping;   /* someone is (about to be) in epoll_wait */
     atomic_int pending_work;      /* queued sends etc. that need polling, not sleeping */
     pthread_mutex_t work_lock;    /* the deferred-work list */
     struct cdn_work *work_head, *work_tail;
@@ -52,7 +51,7 @@ struct cdn_engine {
     atomic_bool thread_stop;
     pthread_t thread;
     int spin_polls;               /* empty polls before sleeping */
-    long background_min;          /* bytes: operations worth waking the thread for */
+    long background_min;          /* bytes: schedules worth handing to the thread */
     atomic_uint app_pollers;      /* application threads polling in a blocking call */
     atomic_bool parked;           /* the progress thread sleeps in cdn_progress_park */
     int park_epfd;                /* ... in epoll on park_fd and timer_fd */
@@ -119,19 +118,15 @@ static inline void cdn_progress_unpark(void)
     if (atomic_load_explicit(&cdn_engine.parked, memory_order_relaxed))
         cdn_progress_unpark_slow();
 }
-/* Background work was just started by a nonblocking call: get the progress
- * thread out of its park or epoll sleep so the work advances while the
- * application computes -- at once, or, when it shares the application's
- * only processing unit, CADENCE_PROGRESS_START_DELAY_US later by a timer,
- * so it preempts the application's computation and not the call itself
- * (arming the timer is one system call and no context switch). */
-void cdn_progress_wake_soon(void);
-
-/* Queue w for the next poller and wake the progress thread for it: an
- * operation started by the application then advances while the
- * application computes, and the call that started it returns at once.
- * Only with a progress thread (cdn_engine.thread_on): without one, run the
- * work where it is. */
+/* Queue w for the next poller and get the progress thread out of its park
+ * or epoll sleep for it: an operation started by the application then
+ * advances while the application computes, and the call that started it
+ * returns at once.  When the thread shares the application's only
+ * processing unit it is woken CADENCE_PROGRESS_START_DELAY_US later by a
+ * timer, so it preempts the application's computation and not the call
+ * (arming the timer is one system call and no context switch).  Only with a
+ * progress thread (cdn_engine.thread_on): without one, run the work where
+ * it is. */
 void cdn_progress_defer(struct cdn_work *w);
 
 /* Progress thread (progress/thread.c). */

@@ -20,7 +20,7 @@
  * it: root, CAP_SYS_NICE or RLIMIT_NICE).  It only runs when there is
  * work and sleeps in epoll otherwise, so the priority buys promptness, not
  * CPU.  Work started by a nonblocking call wakes it through a timer
- * CADENCE_PROGRESS_START_DELAY_US later (cdn_progress_wake_soon), so the
+ * CADENCE_PROGRESS_START_DELAY_US later (cdn_progress_defer), so the
  * preemption falls into the application's computation rather than inside
  * the call that started the work.
  */
@@ -31,7 +31,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "progress/engine.h"

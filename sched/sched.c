@@ -519,24 +519,6 @@ static void run_node(struct cdn_sched *s, int i)
     node_done(s, i);
 }
 
-/* Run ready nodes until none is left, unless another thread already does. */
-static void drain(struct cdn_sched *s)
-{
-    cdn_request_retain(s->req);
-    pthread_mutex_lock(&s->lock);
-    if (!s->running) {
-        s->running = true;
-        while (s->rhead < s->rtail) {
-            int i = s->ready[s->rhead++];
-            pthread_mutex_unlock(&s->lock);
-            run_node(s, i);
-            pthread_mutex_lock(&s->lock);
-        }
-        s->running = false;
-    }
-    pthread_mutex_unlock(&s->lock);
-    cdn_request_release(s->req);
-}
 
 /* Nodes that take only a moment to start: a send posts an envelope (eager
  * data is at most a ring cell; a rendezvous sends its RTS).  Receives
@@ -547,21 +529,21 @@ static bool light(const struct node *nd)
     return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK;
 }
 
-/* The start of a schedule handed to the progress thread: run the light
- * ready nodes here, so messages leave at once, and keep the others queued
- * for it.  Returns whether any were kept. */
-static bool drain_light(struct cdn_sched *s)
+/* Run ready nodes until none is left, unless another thread already does.
+ * keep_heavy (the start of a schedule handed to the progress thread): run
+ * only the light ones here, so messages leave at once, and leave the others
+ * queued for it; returns whether any were kept. */
+static bool drain(struct cdn_sched *s, bool keep_heavy)
 {
     bool kept = false;
     cdn_request_retain(s->req);
     pthread_mutex_lock(&s->lock);
     if (!s->running) {
         s->running = true;
-        int w = s->rhead;  /* kept nodes are compacted to [rhead at entry, w) */
-        int from = s->rhead;
+        int from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
         while (s->rhead < s->rtail) {
             int i = s->ready[s->rhead++];
-            if (!light(&s->nodes[i])) {
+            if (keep_heavy && !light(&s->nodes[i])) {
                 s->ready[w++] = i;
                 continue;
             }
@@ -570,7 +552,7 @@ static bool drain_light(struct cdn_sched *s)
             pthread_mutex_lock(&s->lock);
         }
         /* every node enqueued meanwhile was run or kept: the queue is now
-         * exactly the kept ones */
+         * exactly the kept ones (none without keep_heavy) */
         s->rhead = from;
         s->rtail = w;
         kept = w > from;
@@ -602,7 +584,7 @@ static void node_done(struct cdn_sched *s, int i)
         }
     }
     if (pushed)
-        drain(s);
+        drain(s, false);
     if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) == 1)
         finish(s);
 }
@@ -611,7 +593,7 @@ static void deferred_drain(struct cdn_work *w)
 {
     struct cdn_sched *s = (struct cdn_sched *)((char *)w - offsetof(struct cdn_sched, work));
     struct cdn_request *r = s->req;
-    drain(s);
+    drain(s, false);
     cdn_request_release(r);  /* the reference the queue held */
 }
 
@@ -638,14 +620,14 @@ static int start_instance(struct cdn_request *r, bool defer)
      * more than running them (a wake-up, a context switch). */
     if (defer && cdn_engine.thread_on && s->bytes >= cdn_engine.background_min) {
         cdn_request_retain(r);  /* a kept node may complete the schedule meanwhile */
-        if (drain_light(s)) {
+        if (drain(s, true)) {
             s->work.run = deferred_drain;
             cdn_progress_defer(&s->work);
         } else {
             cdn_request_release(r);
         }
     } else {
-        drain(s);
+        drain(s, false);
     }
     return MPI_SUCCESS;
 }

@@ -326,6 +326,14 @@ static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct c
     return e;
 }
 
+/* Is this thread there to make progress: the progress thread, or an
+ * application thread while one waits in MPI (not one merely testing)? */
+static bool progressing(void)
+{
+    return cdn_progress_in_thread ||
+           atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0;
+}
+
 /* Where a contiguous receive of len bytes splits its copy with the sender
  * (len: no split).  Only in a thread that is there to make progress: an
  * application thread waiting in MPI, or the progress thread (which takes
@@ -334,9 +342,7 @@ static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct c
 static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
 {
     if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||
-        !p->seg->serves_push ||
-        (!cdn_progress_in_thread &&
-         atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) == 0))
+        !p->seg->serves_push || !progressing())
         return rv->len;
     return rv->len / 2 & ~(uint64_t)4095;
 }
@@ -403,8 +409,7 @@ static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_c
     uint64_t off;
     memcpy(&off, c->data, sizeof off);
     int e = EBUSY;
-    if (cdn_progress_in_thread ||
-        atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
+    if (progressing()) {
         const char *src = cdn_p2p_send_contig(sreq);
         e = cma_copy(p->pid, true, (char *)(uintptr_t)(src + off), c->h.cookie, c->h.bytes);
     }

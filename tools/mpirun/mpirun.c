@@ -180,14 +180,28 @@ static void rank_exited(struct rank *r, int status)
     }
 }
 
+/* Reap every exited rank.  When several ended before we looked, those
+ * killed by a signal are reported first: waitpid(-1) returns them oldest
+ * child first, not in the order they died, and a killed rank is what makes
+ * the others exit (a survivor that saw the failure and left must not be
+ * named as the cause). */
 static void reap(void)
 {
-    int status;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        for (int i = 0; i < job.size; i++)
-            if (job.ranks[i].pid == pid && job.ranks[i].state == RANK_RUNNING)
-                rank_exited(&job.ranks[i], status);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < job.size; i++) {
+            struct rank *r = &job.ranks[i];
+            if (r->state != RANK_RUNNING || r->pid <= 0)
+                continue;
+            siginfo_t info = {0};
+            if (waitid(P_PID, (id_t)r->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+                info.si_pid != r->pid)
+                continue;  /* still running */
+            if (pass == 0 && info.si_code == CLD_EXITED)
+                continue;  /* the second pass takes it */
+            int status;
+            if (waitpid(r->pid, &status, WNOHANG) == r->pid)
+                rank_exited(r, status);
+        }
     }
 }
 

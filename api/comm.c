@@ -69,32 +69,44 @@ int cdn_MPI_Comm_test_inter(MPI_Comm comm, int *flag)
     return MPI_SUCCESS;
 }
 
+int cdn_api_name_get(pthread_mutex_t *lock, const char *src, char *name, int *resultlen,
+                     const char *argname, const char *caller)
+{
+    if (name == NULL || resultlen == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", caller, name == NULL ? argname : "resultlen");
+    pthread_mutex_lock(lock);
+    strcpy(name, src);
+    pthread_mutex_unlock(lock);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+int cdn_api_name_set(pthread_mutex_t *lock, char *dst, const char *name, const char *argname,
+                     const char *caller)
+{
+    if (name == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", caller, argname);
+    size_t n = strlen(name);
+    if (n >= MPI_MAX_OBJECT_NAME)
+        return cdn_err(MPI_ERR_ARG, "%s: name of %zu characters is longer than "
+                       "MPI_MAX_OBJECT_NAME-1 (%d)", caller, n, MPI_MAX_OBJECT_NAME - 1);
+    pthread_mutex_lock(lock);
+    memcpy(dst, name, n + 1);
+    pthread_mutex_unlock(lock);
+    return MPI_SUCCESS;
+}
+
 int cdn_MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     COMM_ARG(c, comm, "MPI_Comm_get_name");
-    if (comm_name == NULL || resultlen == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Comm_get_name: %s is NULL",
-                       comm_name == NULL ? "comm_name" : "resultlen");
-    pthread_mutex_lock(&c->lock);
-    strcpy(comm_name, c->name);
-    pthread_mutex_unlock(&c->lock);
-    *resultlen = (int)strlen(comm_name);
-    return MPI_SUCCESS;
+    return cdn_api_name_get(&c->lock, c->name, comm_name, resultlen, "comm_name",
+                            "MPI_Comm_get_name");
 }
 
 int cdn_MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     COMM_ARG(c, comm, "MPI_Comm_set_name");
-    if (comm_name == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Comm_set_name: comm_name is NULL");
-    size_t n = strlen(comm_name);
-    if (n >= MPI_MAX_OBJECT_NAME)
-        return cdn_err(MPI_ERR_ARG, "MPI_Comm_set_name: name of %zu characters is longer than "
-                       "MPI_MAX_OBJECT_NAME-1 (%d)", n, MPI_MAX_OBJECT_NAME - 1);
-    pthread_mutex_lock(&c->lock);
-    memcpy(c->name, comm_name, n + 1);
-    pthread_mutex_unlock(&c->lock);
-    return MPI_SUCCESS;
+    return cdn_api_name_set(&c->lock, c->name, comm_name, "comm_name", "MPI_Comm_set_name");
 }
 
 int cdn_MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
@@ -156,12 +168,5 @@ int cdn_MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 int cdn_MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     COMM_ARG(c, comm, "MPI_Comm_get_info");
-    if (info_used == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Comm_get_info: info_used is NULL");
-    pthread_mutex_lock(&c->lock);
-    struct cdn_info *copy = cdn_info_dup(c->info);
-    pthread_mutex_unlock(&c->lock);
-    if (copy == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "MPI_Comm_get_info: out of memory");
-    return cdn_info_publish(copy, info_used, "MPI_Comm_get_info");
+    return cdn_info_publish_copy(c->info, &c->lock, info_used, "MPI_Comm_get_info");
 }

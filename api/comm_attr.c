@@ -1,6 +1,6 @@
 /*
- * Bindings of communicator and window keyvals and attributes (MPI-4.1
- * 7.7) on the generic store of runtime/attr.c, the deprecated MPI-1 forms,
+ * Bindings of communicator keyvals and attributes (MPI-4.1 7.7) on the
+ * generic store of runtime/attr.c (windows': api/win.c), the deprecated MPI-1 forms,
  * and the predefined attributes (MPI_TAG_UB, MPI_HOST, MPI_IO,
  * MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE),
  * which every communicator answers and nobody may set or delete.
@@ -149,18 +149,4 @@ int cdn_MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 int cdn_MPI_Attr_delete(MPI_Comm comm, int keyval)
 {
     return delete_attr(comm, keyval, "MPI_Attr_delete");
-}
-
-/* Window keyvals exist without windows; setting attributes waits for them. */
-int cdn_MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
-                              MPI_Win_delete_attr_function *delete_fn, int *keyval,
-                              void *extra_state)
-{
-    return cdn_keyval_create(CDN_ATTR_WIN, copy_fn, delete_fn, extra_state, keyval,
-                             "MPI_Win_create_keyval");
-}
-
-int cdn_MPI_Win_free_keyval(int *keyval)
-{
-    return cdn_keyval_free(CDN_ATTR_WIN, keyval, "MPI_Win_free_keyval");
 }

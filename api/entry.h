@@ -6,6 +6,7 @@
 #define CDN_API_ENTRY_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "runtime/errhandler.h"
@@ -17,6 +18,13 @@ struct cdn_comm;
 /* The communicator behind a handle; on an invalid one, NULL with *rc set to
  * an MPI_ERR_COMM code whose message names the caller and the handle. */
 struct cdn_comm *cdn_api_comm(MPI_Comm comm, const char *caller, int *rc);
+
+/* MPI_*_get_name / set_name on an object's name (MPI_MAX_OBJECT_NAME
+ * bytes) guarded by lock; argname is the user's argument in messages. */
+int cdn_api_name_get(pthread_mutex_t *lock, const char *src, char *name, int *resultlen,
+                     const char *argname, const char *caller);
+int cdn_api_name_set(pthread_mutex_t *lock, char *dst, const char *name, const char *argname,
+                     const char *caller);
 
 struct cdn_group;
 /* The group behind a handle; on an invalid one, NULL with *rc set to an

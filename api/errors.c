@@ -1,7 +1,7 @@
 /*
  * Bindings of the error-handling chapter: error classes, codes and strings,
- * and error handlers on communicators (windows, files and sessions can have
- * handlers created now; setting them waits for those objects to exist).
+ * and error handlers on communicators (window handlers: api/win.c; session
+ * and file handlers: api/session.c).
  */
 #include <string.h>
 
@@ -107,14 +107,9 @@ int cdn_MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     struct cdn_comm *c = cdn_api_comm(comm, "MPI_Comm_set_errhandler", &rc);
     if (c == NULL)
         return rc;
-    struct cdn_errhandler *eh = cdn_errh_get(errhandler);
-    if (eh == NULL)
-        return cdn_err(MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler: 0x%x is not a valid error "
-                       "handler", (unsigned)errhandler);
-    if (eh->kind == CDN_ERRH_USER && eh->objtype != CDN_OBJ_COMM)
-        return cdn_err(MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler: error handler 0x%x was "
-                       "created for another kind of object, not for communicators",
-                       (unsigned)errhandler);
+    struct cdn_errhandler *eh;
+    if ((rc = cdn_errh_arg(errhandler, CDN_OBJ_COMM, &eh, "MPI_Comm_set_errhandler")) != MPI_SUCCESS)
+        return rc;
     cdn_comm_set_errh(c, eh);
     return MPI_SUCCESS;
 }
@@ -125,12 +120,7 @@ int cdn_MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     struct cdn_comm *c = cdn_api_comm(comm, "MPI_Comm_get_errhandler", &rc);
     if (c == NULL)
         return rc;
-    if (errhandler == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Comm_get_errhandler: errhandler is NULL");
-    struct cdn_errhandler *eh = cdn_comm_errh(c);
-    cdn_errh_retain(eh);  /* the caller owns a new reference (frees it with Errhandler_free) */
-    *errhandler = eh->handle;
-    return MPI_SUCCESS;
+    return cdn_errh_hand_out(cdn_comm_errh(c), errhandler, "MPI_Comm_get_errhandler");
 }
 
 int cdn_MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)

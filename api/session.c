@@ -18,20 +18,6 @@
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
 #define NPSETS 2
 
-/* An error handler argument usable on objects of type objtype. */
-static int errh_arg(MPI_Errhandler handle, int objtype, struct cdn_errhandler **eh,
-                    const char *caller)
-{
-    *eh = cdn_errh_get(handle);
-    if (*eh == NULL)
-        return cdn_err(MPI_ERR_ERRHANDLER, "%s: 0x%x is not a valid error handler", caller,
-                       (unsigned)handle);
-    if ((*eh)->kind == CDN_ERRH_USER && (*eh)->objtype != objtype)
-        return cdn_err(MPI_ERR_ERRHANDLER, "%s: error handler 0x%x was created for another kind "
-                       "of object", caller, (unsigned)handle);
-    return MPI_SUCCESS;
-}
-
 static struct cdn_session *session_arg(MPI_Session session, const char *caller, int *rc)
 {
     struct cdn_session *s = cdn_session_get(session);
@@ -54,7 +40,7 @@ int cdn_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *
     if (session == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: session is NULL", fn);
     struct cdn_errhandler *eh;
-    int rc = errh_arg(errhandler, CDN_OBJ_SESSION, &eh, fn);
+    int rc = cdn_errh_arg(errhandler, CDN_OBJ_SESSION, &eh, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_info *in = cdn_info_arg(info, fn, &rc);
@@ -198,7 +184,7 @@ int cdn_MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandle
 {
     SESSION_ARG(s, session, "MPI_Session_set_errhandler");
     struct cdn_errhandler *eh;
-    if ((rc = errh_arg(errhandler, CDN_OBJ_SESSION, &eh, "MPI_Session_set_errhandler")) != MPI_SUCCESS)
+    if ((rc = cdn_errh_arg(errhandler, CDN_OBJ_SESSION, &eh, "MPI_Session_set_errhandler")) != MPI_SUCCESS)
         return rc;
     cdn_session_set_errh(s, eh);
     return MPI_SUCCESS;
@@ -207,12 +193,7 @@ int cdn_MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandle
 int cdn_MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
     SESSION_ARG(s, session, "MPI_Session_get_errhandler");
-    if (errhandler == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_Session_get_errhandler: errhandler is NULL");
-    struct cdn_errhandler *eh = cdn_session_errh(s);
-    cdn_errh_retain(eh);
-    *errhandler = eh->handle;
-    return MPI_SUCCESS;
+    return cdn_errh_hand_out(cdn_session_errh(s), errhandler, "MPI_Session_get_errhandler");
 }
 
 int cdn_MPI_Session_call_errhandler(MPI_Session session, int errorcode)
@@ -237,7 +218,7 @@ int cdn_MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     int rc = file_null(file, "MPI_File_set_errhandler");
     struct cdn_errhandler *eh;
     if (rc == MPI_SUCCESS &&
-        (rc = errh_arg(errhandler, CDN_OBJ_FILE, &eh, "MPI_File_set_errhandler")) == MPI_SUCCESS)
+        (rc = cdn_errh_arg(errhandler, CDN_OBJ_FILE, &eh, "MPI_File_set_errhandler")) == MPI_SUCCESS)
         cdn_file_null_set_errh(eh);
     return rc;
 }
@@ -247,12 +228,7 @@ int cdn_MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
     int rc = file_null(file, "MPI_File_get_errhandler");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (errhandler == NULL)
-        return cdn_err(MPI_ERR_ARG, "MPI_File_get_errhandler: errhandler is NULL");
-    struct cdn_errhandler *eh = cdn_file_null_errh();
-    cdn_errh_retain(eh);
-    *errhandler = eh->handle;
-    return MPI_SUCCESS;
+    return cdn_errh_hand_out(cdn_file_null_errh(), errhandler, "MPI_File_get_errhandler");
 }
 
 int cdn_MPI_File_call_errhandler(MPI_File fh, int errorcode)

@@ -82,10 +82,7 @@ struct cdn_errhandler *cdn_comm_errh(struct cdn_comm *comm)
 
 void cdn_comm_set_errh(struct cdn_comm *comm, struct cdn_errhandler *eh)
 {
-    cdn_errh_retain(eh);
-    struct cdn_errhandler *old = atomic_exchange(&comm->errh, eh);
-    if (old != NULL)
-        cdn_errh_release(old);
+    cdn_errh_store(&comm->errh, eh);
 }
 
 struct cdn_comm *cdn_comm_new(struct cdn_group *group, struct cdn_group *remote, uint32_t ctx,

@@ -24,6 +24,7 @@ enum {
     CDN_TAG_INTER = -4098,        /* intercommunicator leaders and their groups */
     CDN_TAG_MERGE = -4099,
     CDN_TAG_CHECK = -4100,        /* agreement on the outcome of a collective creation */
+    CDN_TAG_WIN = -4101,          /* window parts (runtime/win.c, on the window's own comm) */
     CDN_TAG_USER_BASE = -8192,    /* minus a user tag (create_group, intercomm_create) */
     /* below the user tags: MPI_Comm_idup number k of a communicator uses
      * CDN_TAG_IDUP_BASE - 16 * (k % CDN_IDUP_TAGS) .. + 15 (comm_idup.c) */

@@ -20,6 +20,7 @@
 #include "runtime/handle.h"
 #include "runtime/runtime.h"
 #include "runtime/session.h"
+#include "runtime/win.h"
 
 /* Predefined handlers; their references are never counted down to zero. */
 static struct cdn_errhandler predefined[4] = {
@@ -62,10 +63,40 @@ int cdn_errh_create(int objtype, void (*fn)(void), MPI_Errhandler *handle, const
     return MPI_SUCCESS;
 }
 
+int cdn_errh_arg(MPI_Errhandler handle, int objtype, struct cdn_errhandler **eh,
+                 const char *caller)
+{
+    *eh = cdn_errh_get(handle);
+    if (*eh == NULL)
+        return cdn_err(MPI_ERR_ERRHANDLER, "%s: 0x%x is not a valid error handler", caller,
+                       (unsigned)handle);
+    if ((*eh)->kind == CDN_ERRH_USER && (*eh)->objtype != objtype)
+        return cdn_err(MPI_ERR_ERRHANDLER, "%s: error handler 0x%x was created for another kind "
+                       "of object", caller, (unsigned)handle);
+    return MPI_SUCCESS;
+}
+
+int cdn_errh_hand_out(struct cdn_errhandler *eh, MPI_Errhandler *out, const char *caller)
+{
+    if (out == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: errhandler is NULL", caller);
+    cdn_errh_retain(eh);  /* the caller owns a new reference (frees it with Errhandler_free) */
+    *out = eh->handle;
+    return MPI_SUCCESS;
+}
+
 void cdn_errh_retain(struct cdn_errhandler *eh)
 {
     if (eh->kind == CDN_ERRH_USER)
         atomic_fetch_add_explicit(&eh->refs, 1, memory_order_relaxed);
+}
+
+void cdn_errh_store(_Atomic(struct cdn_errhandler *) *slot, struct cdn_errhandler *eh)
+{
+    cdn_errh_retain(eh);
+    struct cdn_errhandler *old = atomic_exchange(slot, eh);
+    if (old != NULL)
+        cdn_errh_release(old);
 }
 
 /* The handle stays valid while anything uses the handler, so
@@ -174,11 +205,14 @@ int cdn_err_raise_self(int code)
     return raise_default(CDN_OBJ_COMM, &self, code);
 }
 
-/* Windows do not exist yet: their errors go to the default. */
+/* A window's own handler; an invalid window has none, so (as an invalid
+ * communicator) its error goes to MPI_COMM_WORLD's, as in MPICH. */
 int cdn_err_raise_win(MPI_Win win, int code)
 {
-    (void)win;
-    return cdn_err_raise_self(code);
+    struct cdn_win *w = cdn_win_get(win);
+    if (w == NULL)
+        return cdn_err_raise_comm(MPI_COMM_NULL, code);
+    return cdn_errh_invoke(cdn_win_errh(w), CDN_OBJ_WIN, &win, code);
 }
 
 /* A session's own handler; an invalid session (or none) raises on the
@@ -204,9 +238,7 @@ struct cdn_errhandler *cdn_file_null_errh(void)
 
 void cdn_file_null_set_errh(struct cdn_errhandler *eh)
 {
-    cdn_errh_retain(eh);
-    struct cdn_errhandler *old = atomic_exchange(&file_null_errh, eh);
-    cdn_errh_release(old);
+    cdn_errh_store(&file_null_errh, eh);
 }
 
 int cdn_err_raise_file(MPI_File file, int code)

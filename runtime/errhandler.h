@@ -26,7 +26,16 @@ struct cdn_errhandler {
 /* The handler behind a handle (predefined or user), or NULL if invalid. */
 struct cdn_errhandler *cdn_errh_get(MPI_Errhandler handle);
 int cdn_errh_create(int objtype, void (*fn)(void), MPI_Errhandler *handle, const char *caller);
+/* An error handler argument usable on objects of type objtype (a
+ * predefined one, or a user one created for that type). */
+int cdn_errh_arg(MPI_Errhandler handle, int objtype, struct cdn_errhandler **eh,
+                 const char *caller);
+/* MPI_*_get_errhandler: *out gets eh's handle with a new reference. */
+int cdn_errh_hand_out(struct cdn_errhandler *eh, MPI_Errhandler *out, const char *caller);
 void cdn_errh_retain(struct cdn_errhandler *eh);
+/* Put eh (taking a reference) in an object's handler slot and release the
+ * handler it replaces (the slot may be empty). */
+void cdn_errh_store(_Atomic(struct cdn_errhandler *) *slot, struct cdn_errhandler *eh);
 void cdn_errh_release(struct cdn_errhandler *eh);
 /* MPI_Errhandler_free: forget the user's handle, release its reference. */
 int cdn_errh_free(MPI_Errhandler *handle);

@@ -163,6 +163,19 @@ int cdn_info_publish(struct cdn_info *info, MPI_Info *handle, const char *caller
     return MPI_SUCCESS;
 }
 
+int cdn_info_publish_copy(struct cdn_info *src, pthread_mutex_t *lock, MPI_Info *handle,
+                          const char *caller)
+{
+    if (handle == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: info_used is NULL", caller);
+    pthread_mutex_lock(lock);
+    struct cdn_info *copy = cdn_info_dup(src);
+    pthread_mutex_unlock(lock);
+    if (copy == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    return cdn_info_publish(copy, handle, caller);
+}
+
 void cdn_info_unpublish(struct cdn_info *info)
 {
     cdn_handle_free(&infos, info->handle);

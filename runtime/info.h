@@ -39,6 +39,10 @@ struct cdn_info *cdn_info_get(MPI_Info handle);
 struct cdn_info *cdn_info_arg(MPI_Info handle, const char *caller, int *rc);
 /* Give info a user handle. */
 int cdn_info_publish(struct cdn_info *info, MPI_Info *handle, const char *caller);
+/* MPI_*_get_info: a user handle on a copy of src (NULL: empty), read
+ * under the owner's lock. */
+int cdn_info_publish_copy(struct cdn_info *src, pthread_mutex_t *lock, MPI_Info *handle,
+                          const char *caller);
 /* MPI_Info_free. */
 void cdn_info_unpublish(struct cdn_info *info);
 void cdn_info_finalize(void);

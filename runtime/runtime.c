@@ -19,6 +19,7 @@
 #include "runtime/group.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
+#include "runtime/win.h"
 #include "progress/engine.h"
 
 struct cdn_runtime cdn_rt = {
@@ -99,6 +100,7 @@ out:
 /* Take everything down (init_lock held, no user left). */
 static int teardown(void)
 {
+    cdn_win_finalize();  /* windows hold communicators: before progress goes */
     cdn_progress_finalize();
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
     int rc = cdn_pmix_finalize();

@@ -45,8 +45,5 @@ struct cdn_errhandler *cdn_session_errh(struct cdn_session *s)
 
 void cdn_session_set_errh(struct cdn_session *s, struct cdn_errhandler *eh)
 {
-    cdn_errh_retain(eh);
-    struct cdn_errhandler *old = atomic_exchange(&s->errh, eh);
-    if (old != NULL)
-        cdn_errh_release(old);
+    cdn_errh_store(&s->errh, eh);
 }

@@ -1,0 +1,341 @@
+/*
+ * Bindings of window objects (MPI-4.1 12.2, 12.6, 7.7): the four creating
+ * calls, MPI_Win_free, group, name, info, MPI_Win_shared_query, window
+ * keyvals and attributes (with the predefined MPI_WIN_BASE, _SIZE,
+ * _DISP_UNIT, _CREATE_FLAVOR, _MODEL) and window error handlers.
+ *
+ * An error on a valid window goes to the window's handler (the generated
+ * entry point raises on the first MPI_Win argument); an invalid window
+ * goes to MPI_COMM_WORLD's, as an invalid communicator does.  Errors of the
+ * creating calls go to the communicator's handler, those of MPI_Win_free
+ * (whose argument is a pointer) to MPI_COMM_SELF's, like MPI_Comm_free.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "api/entry.h"
+#include "cdn_api_impl.h"
+#include "runtime/attr.h"
+#include "runtime/comm.h"
+#include "runtime/group.h"
+#include "runtime/handle.h"
+#include "runtime/info.h"
+#include "runtime/win.h"
+
+static struct cdn_win *win_arg(MPI_Win win, const char *caller, int *rc)
+{
+    struct cdn_win *w = cdn_win_get(win);
+    *rc = MPI_SUCCESS;
+    if (w == NULL)
+        *rc = cdn_err(MPI_ERR_WIN, "%s: 0x%x is not a valid window%s", caller, (unsigned)win,
+                      win == MPI_WIN_NULL ? " (MPI_WIN_NULL)" : "");
+    return w;
+}
+
+#define WIN_ARG(var, handle, caller)                      \
+    int rc;                                               \
+    struct cdn_win *var = win_arg(handle, caller, &rc);   \
+    if (var == NULL)                                      \
+        return rc
+
+/* ---- creation ---- */
+
+/* The arguments every creating call shares; *c and a->info on success. */
+static int create_args(MPI_Comm comm, MPI_Info info, MPI_Win *win, struct cdn_win_args *a,
+                       struct cdn_comm **c, const char *caller)
+{
+    int rc = MPI_SUCCESS;
+    *c = cdn_api_comm(comm, caller, &rc);
+    if (*c == NULL)
+        return rc;
+    if ((*c)->inter)
+        return cdn_err(MPI_ERR_COMM, "%s: windows are made over intracommunicators; 0x%x is an "
+                       "intercommunicator", caller, (unsigned)comm);
+    if (win == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: win is NULL", caller);
+    if (a->size < 0)
+        return cdn_err(MPI_ERR_SIZE, "%s: size %ld is negative", caller, (long)a->size);
+    if (a->disp_unit <= 0)
+        return cdn_err(MPI_ERR_DISP, "%s: disp_unit %ld is not positive", caller,
+                       (long)a->disp_unit);
+    if (a->disp_unit > INT_MAX)  /* MPI_WIN_DISP_UNIT is read as an int (MPI-4.1 12.2.6) */
+        return cdn_err(MPI_ERR_DISP, "%s: disp_unit %ld does not fit the int of the "
+                       "MPI_WIN_DISP_UNIT attribute", caller, (long)a->disp_unit);
+    a->info = cdn_info_arg(info, caller, &rc);
+    return rc;
+}
+
+/* Check, build, hand out the handle (and the base to baseptr if given). */
+static int create(MPI_Comm comm, MPI_Info info, struct cdn_win_args *a, void *baseptr,
+                  MPI_Win *win, const char *caller)
+{
+    struct cdn_comm *c;
+    int rc = create_args(comm, info, win, a, &c, caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (a->flavor == MPI_WIN_FLAVOR_CREATE && a->base == NULL && a->size > 0)
+        return cdn_err(MPI_ERR_ARG, "%s: base is NULL but size is %ld", caller, (long)a->size);
+    if ((a->flavor == MPI_WIN_FLAVOR_ALLOCATE || a->flavor == MPI_WIN_FLAVOR_SHARED) &&
+        baseptr == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: baseptr is NULL", caller);
+    struct cdn_win *w;
+    rc = cdn_win_create(c, a, &w, caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *win = w->handle;
+    if (baseptr != NULL)
+        *(void **)baseptr = w->base;
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                       MPI_Win *win)
+{
+    struct cdn_win_args a = {MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, NULL};
+    return create(comm, info, &a, NULL, win, "MPI_Win_create");
+}
+
+int cdn_MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                         MPI_Comm comm, MPI_Win *win)
+{
+    struct cdn_win_args a = {MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, NULL};
+    return create(comm, info, &a, NULL, win, "MPI_Win_create_c");
+}
+
+int cdn_MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                         void *baseptr, MPI_Win *win)
+{
+    struct cdn_win_args a = {MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, NULL};
+    return create(comm, info, &a, baseptr, win, "MPI_Win_allocate");
+}
+
+int cdn_MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                           void *baseptr, MPI_Win *win)
+{
+    struct cdn_win_args a = {MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, NULL};
+    return create(comm, info, &a, baseptr, win, "MPI_Win_allocate_c");
+}
+
+int cdn_MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                void *baseptr, MPI_Win *win)
+{
+    struct cdn_win_args a = {MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, NULL};
+    return create(comm, info, &a, baseptr, win, "MPI_Win_allocate_shared");
+}
+
+int cdn_MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                  MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    struct cdn_win_args a = {MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, NULL};
+    return create(comm, info, &a, baseptr, win, "MPI_Win_allocate_shared_c");
+}
+
+int cdn_MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    struct cdn_win_args a = {MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, NULL};
+    return create(comm, info, &a, NULL, win, "MPI_Win_create_dynamic");
+}
+
+int cdn_MPI_Win_free(MPI_Win *win)
+{
+    if (win == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Win_free: win is NULL");
+    WIN_ARG(w, *win, "MPI_Win_free");
+    /* Delete callbacks see the window still valid (MPI-4.1 7.7.3). */
+    rc = cdn_attr_delete_all(&w->attrs, *win, "MPI_Win_free");
+    cdn_win_unpublish(w);
+    *win = MPI_WIN_NULL;
+    return rc;
+}
+
+/* ---- queries ---- */
+
+int cdn_MPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+    WIN_ARG(w, win, "MPI_Win_get_group");
+    if (group == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Win_get_group: group is NULL");
+    const struct cdn_group *g = w->comm->group;
+    struct cdn_group *copy = cdn_group_from(g->size, g->world);
+    if (copy == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Win_get_group: out of memory");
+    cdn_group_locate(copy);
+    return cdn_group_publish(copy, group, "MPI_Win_get_group");
+}
+
+int cdn_MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
+{
+    WIN_ARG(w, win, "MPI_Win_get_name");
+    return cdn_api_name_get(&w->lock, w->name, win_name, resultlen, "win_name",
+                            "MPI_Win_get_name");
+}
+
+int cdn_MPI_Win_set_name(MPI_Win win, const char *win_name)
+{
+    WIN_ARG(w, win, "MPI_Win_set_name");
+    return cdn_api_name_set(&w->lock, w->name, win_name, "win_name", "MPI_Win_set_name");
+}
+
+int cdn_MPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    WIN_ARG(w, win, "MPI_Win_set_info");
+    struct cdn_info *in = cdn_info_arg(info, "MPI_Win_set_info", &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (in != NULL && cdn_win_apply_info(w, in) != MPI_SUCCESS)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Win_set_info: out of memory");
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    WIN_ARG(w, win, "MPI_Win_get_info");
+    return cdn_info_publish_copy(w->info, &w->lock, info_used, "MPI_Win_get_info");
+}
+
+/* The part of `rank` (MPI_PROC_NULL: the lowest rank with a non-empty part). */
+static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                        void *baseptr, const char *caller)
+{
+    WIN_ARG(w, win, caller);
+    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+        return cdn_err(MPI_ERR_RMA_FLAVOR, "%s: the window was not made by "
+                       "MPI_Win_allocate_shared", caller);
+    if (size == NULL || disp_unit == NULL || baseptr == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", caller,
+                       size == NULL ? "size" : disp_unit == NULL ? "disp_unit" : "baseptr");
+    int n = w->comm->size;
+    if (rank == MPI_PROC_NULL) {
+        for (rank = 0; rank < n && w->parts[rank].size == 0; rank++)
+            ;
+        if (rank == n) {  /* every part is empty */
+            *size = 0;
+            *disp_unit = w->parts[0].disp_unit;
+            *(void **)baseptr = NULL;
+            return MPI_SUCCESS;
+        }
+    } else if (rank < 0 || rank >= n) {
+        return cdn_err(MPI_ERR_RANK, "%s: rank %d is not in 0..%d nor MPI_PROC_NULL", caller,
+                       rank, n - 1);
+    }
+    *size = w->parts[rank].size;
+    *disp_unit = w->parts[rank].disp_unit;
+    *(void **)baseptr = w->parts[rank].base;
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                             void *baseptr)
+{
+    MPI_Aint du = 0;
+    int rc = shared_query(win, rank, size, disp_unit != NULL ? &du : NULL, baseptr,
+                          "MPI_Win_shared_query");
+    if (rc == MPI_SUCCESS)
+        *disp_unit = (int)du;  /* creation kept every disp_unit within int */
+    return rc;
+}
+
+int cdn_MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                               void *baseptr)
+{
+    return shared_query(win, rank, size, disp_unit, baseptr, "MPI_Win_shared_query_c");
+}
+
+/* ---- keyvals and attributes ---- */
+
+static bool is_predefined(int keyval)
+{
+    return keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE || keyval == MPI_WIN_DISP_UNIT ||
+           keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL;
+}
+
+int cdn_MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
+                              MPI_Win_delete_attr_function *delete_fn, int *keyval,
+                              void *extra_state)
+{
+    return cdn_keyval_create(CDN_ATTR_WIN, copy_fn, delete_fn, extra_state, keyval,
+                             "MPI_Win_create_keyval");
+}
+
+int cdn_MPI_Win_free_keyval(int *keyval)
+{
+    if (keyval != NULL && is_predefined(*keyval))
+        return cdn_err(MPI_ERR_KEYVAL, "MPI_Win_free_keyval: keyval 0x%x is predefined and "
+                       "cannot be freed", (unsigned)*keyval);
+    return cdn_keyval_free(CDN_ATTR_WIN, keyval, "MPI_Win_free_keyval");
+}
+
+/* A predefined attribute cannot be set or deleted (MPI-4.1 12.2.6). */
+static int not_predefined(int keyval, const char *what, const char *caller)
+{
+    if (is_predefined(keyval))
+        return cdn_err(MPI_ERR_KEYVAL, "%s: keyval 0x%x is a predefined window attribute, which "
+                       "cannot be %s", caller, (unsigned)keyval, what);
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    WIN_ARG(w, win, "MPI_Win_set_attr");
+    if ((rc = not_predefined(win_keyval, "set", "MPI_Win_set_attr")) != MPI_SUCCESS)
+        return rc;
+    return cdn_attr_set(&w->attrs, CDN_ATTR_WIN, win, win_keyval, attribute_val,
+                        "MPI_Win_set_attr");
+}
+
+int cdn_MPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    WIN_ARG(w, win, "MPI_Win_delete_attr");
+    if ((rc = not_predefined(win_keyval, "deleted", "MPI_Win_delete_attr")) != MPI_SUCCESS)
+        return rc;
+    return cdn_attr_delete(&w->attrs, CDN_ATTR_WIN, win, win_keyval, "MPI_Win_delete_attr");
+}
+
+int cdn_MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+    WIN_ARG(w, win, "MPI_Win_get_attr");
+    if (!is_predefined(win_keyval))
+        return cdn_attr_get(&w->attrs, CDN_ATTR_WIN, win_keyval, attribute_val, flag,
+                            "MPI_Win_get_attr");
+    if (attribute_val == NULL || flag == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Win_get_attr: %s is NULL",
+                       flag == NULL ? "flag" : "attribute_val");
+    /* MPI_WIN_BASE is the base itself; the others point at the value. */
+    void *v;
+    switch (win_keyval) {
+    case MPI_WIN_BASE: v = w->base; break;
+    case MPI_WIN_SIZE: v = &w->size; break;
+    case MPI_WIN_DISP_UNIT: v = &w->disp_unit; break;
+    case MPI_WIN_CREATE_FLAVOR: v = &w->flavor; break;
+    default: v = &w->model; break;
+    }
+    *(void **)attribute_val = v;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+/* ---- error handlers ---- */
+
+int cdn_MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    WIN_ARG(w, win, "MPI_Win_set_errhandler");
+    struct cdn_errhandler *eh;
+    if ((rc = cdn_errh_arg(errhandler, CDN_OBJ_WIN, &eh, "MPI_Win_set_errhandler")) != MPI_SUCCESS)
+        return rc;
+    cdn_win_set_errh(w, eh);
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+    WIN_ARG(w, win, "MPI_Win_get_errhandler");
+    return cdn_errh_hand_out(cdn_win_errh(w), errhandler, "MPI_Win_get_errhandler");
+}
+
+int cdn_MPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    WIN_ARG(w, win, "MPI_Win_call_errhandler");
+    /* MPI_SUCCESS once the handler returns (MPI-4.1 9.5) */
+    cdn_errh_invoke(cdn_win_errh(w), CDN_OBJ_WIN, &win, errorcode);
+    return MPI_SUCCESS;
+}

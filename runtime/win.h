@@ -1,0 +1,97 @@
+/*
+ * Window objects (MPI-4.1 12.2): what MPI_Win_create, _allocate,
+ * _allocate_shared and _create_dynamic build, and what a later RMA layer
+ * reads.  A window owns a private duplicate of its communicator, so window
+ * traffic never meets the user's messages, and knows every process's base,
+ * size and displacement unit, gathered once at creation.
+ *
+ * RMA communication and synchronisation are not implemented: the object is
+ * complete (attributes, info, name, group, error handler) but nothing moves
+ * data through it yet.
+ */
+#ifndef CDN_WIN_H
+#define CDN_WIN_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct cdn_attr;
+struct cdn_comm;
+struct cdn_errhandler;
+struct cdn_info;
+
+/* One process's part of the window, as seen from this process: for shared
+ * windows `base` is where that part is mapped here (MPI_Win_shared_query);
+ * otherwise it is the address in the owner's space (for RMA addressing). */
+struct cdn_win_part {
+    void *base;
+    MPI_Aint size;
+    MPI_Aint disp_unit;
+};
+
+struct cdn_win {
+    MPI_Win handle;
+    struct cdn_comm *comm;           /* private: same group as the creator's communicator */
+    int flavor;                      /* MPI_WIN_FLAVOR_* */
+    int model;                       /* MPI_WIN_UNIFIED (cache-coherent memory) */
+    /* This process's part; the MPI_WIN_* attributes point here. */
+    void *base;
+    MPI_Aint size;
+    int disp_unit;
+    struct cdn_win_part *parts;      /* one per rank of comm */
+    void *mem;                       /* allocate flavor: freed with the window */
+    void *shm;                       /* shared flavor: the whole mapped segment */
+    size_t shm_len;
+    pthread_mutex_t lock;            /* name, info */
+    char name[MPI_MAX_OBJECT_NAME];
+    struct cdn_info *info;           /* the hints in force, with their values */
+    struct cdn_attr *attrs;          /* runtime/attr.c */
+    _Atomic(struct cdn_errhandler *) errh;
+    /* Lifetime: the user's handle is one reference; RMA operations in
+     * flight will hold others, so MPI_Win_free destroys it when the last
+     * goes. */
+    atomic_int refs;
+    struct cdn_win *prev, *next;     /* the live windows (finalize cleans up) */
+};
+
+/* What a creating call asks for; base is the user's memory for
+ * MPI_WIN_FLAVOR_CREATE and ignored otherwise. */
+struct cdn_win_args {
+    int flavor;
+    void *base;
+    MPI_Aint size;
+    MPI_Aint disp_unit;
+    struct cdn_info *info;           /* may be NULL */
+};
+
+/* Collective over comm (an intracommunicator): build the window, give it a
+ * handle.  Every process returns the same outcome: if any process fails
+ * (memory, shared mapping), all return an error and no window exists. */
+int cdn_win_create(struct cdn_comm *comm, const struct cdn_win_args *a, struct cdn_win **out,
+                   const char *caller);
+/* The window behind a handle, or NULL (invalid, or MPI not ready). */
+struct cdn_win *cdn_win_get(MPI_Win handle);
+/* MPI_Win_free after the attributes are deleted: forget the handle, drop
+ * its reference. */
+void cdn_win_unpublish(struct cdn_win *w);
+void cdn_win_release(struct cdn_win *w);
+
+struct cdn_errhandler *cdn_win_errh(struct cdn_win *w);
+/* Replace w's error handler (takes a reference to eh). */
+void cdn_win_set_errh(struct cdn_win *w, struct cdn_errhandler *eh);
+
+/* The standard hints (MPI-4.1 12.2.1) with their defaults, overridden by
+ * the valid values of those keys in user (may be NULL); merged into
+ * w->info when it exists (MPI_Win_set_info).  MPI_ERR_NO_MEM or success. */
+int cdn_win_apply_info(struct cdn_win *w, struct cdn_info *user);
+
+/* How many windows have a handle (leak checks). */
+int cdn_win_live(void);
+/* The runtime goes down: windows the program did not free are destroyed
+ * (no delete callbacks: MPI forbids finalizing with windows alive); a
+ * line on stderr says how many. */
+void cdn_win_finalize(void);
+
+#endif

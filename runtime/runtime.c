@@ -21,6 +21,7 @@
 #include "runtime/pmix.h"
 #include "runtime/win.h"
 #include "progress/engine.h"
+#include "sched/scratch.h"
 
 struct cdn_runtime cdn_rt = {
     .init_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -102,6 +103,7 @@ static int teardown(void)
 {
     cdn_win_finalize();  /* windows hold communicators: before progress goes */
     cdn_progress_finalize();
+    cdn_scratch_trim();
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);
     int rc = cdn_pmix_finalize();
     cdn_comm_finalize_builtin();

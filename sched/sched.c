@@ -15,6 +15,7 @@
  * vanish under it when its last node completes on another thread.
  */
 #include "sched/sched.h"
+#include "sched/scratch.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -68,7 +69,10 @@ struct cdn_sched {
     struct node *nodes;
     int failed;                       /* MPI error class of a failed build */
     int round_join, round_first;
-    void **scratch;
+    struct scratch {
+        void *p;
+        size_t bytes;
+    } *scratch;                       /* from sched/scratch.c */
     int nscratch, capscratch;
     void (*on_free)(void *arg);
     void *free_arg;
@@ -350,7 +354,7 @@ void *cdn_sched_scratch(struct cdn_sched *s, size_t bytes)
         return NULL;
     if (s->nscratch == s->capscratch) {
         int cap = s->capscratch ? s->capscratch * 2 : 4;
-        void **p = realloc(s->scratch, (size_t)cap * sizeof *p);
+        struct scratch *p = realloc(s->scratch, (size_t)cap * sizeof *p);
         if (p == NULL) {
             fail(s, MPI_ERR_NO_MEM);
             return NULL;
@@ -358,12 +362,12 @@ void *cdn_sched_scratch(struct cdn_sched *s, size_t bytes)
         s->scratch = p;
         s->capscratch = cap;
     }
-    void *m = malloc(bytes > 0 ? bytes : 1);
+    void *m = cdn_scratch_get(bytes);
     if (m == NULL) {
         fail(s, MPI_ERR_NO_MEM);
         return NULL;
     }
-    s->scratch[s->nscratch++] = m;
+    s->scratch[s->nscratch++] = (struct scratch){m, bytes};
     return m;
 }
 
@@ -423,7 +427,7 @@ static void sched_free(struct cdn_request *r)
         free(nd->succ);
     }
     for (int i = 0; i < s->nscratch; i++)
-        free(s->scratch[i]);
+        cdn_scratch_put(s->scratch[i].p, s->scratch[i].bytes);
     if (s->on_free != NULL)
         s->on_free(s->free_arg);
     free(s->scratch);

@@ -8,9 +8,9 @@
  * first writes the block (about 1.5 us each on this virtual machine: 23 us
  * of a 64 KiB MPI_Iallreduce's start).  Blocks are sized in powers of two
  * from 4 KiB; up to CDN_SCRATCH_KEEP of each size up to 4 MiB are kept,
- * touched, for the next schedule (16 MiB at most in all).  Smaller and larger requests go to
- * malloc directly.  One lock: a get or put is a handful of instructions
- * next to the collective it serves.
+ * touched, for the next schedule (16 MiB at most in all).  Smaller and
+ * larger requests go to malloc directly.  One lock: a get or put is a
+ * handful of instructions next to the collective it serves.
  */
 #include "sched/scratch.h"
 

@@ -312,25 +312,15 @@ static bool gen_unchanged(unsigned gen)
     return atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst) == gen;
 }
 
-/* A thread blocked in MPI waits for something it cannot name here: it
- * wants every arrival. */
-static void want_all(int delta)
-{
-    cdn_progress_want(CDN_WANT_DATA, delta);
-    cdn_progress_want(CDN_WANT_DONE, delta);
-}
-
 void cdn_progress_block(unsigned gen)
 {
     cdn_progress_app_leave();  /* asleep: the progress thread takes over */
-    want_all(1);
     cdn_progress_unpark();
     bool expected = false;
     if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
         cdn_progress_epoll_sleep(100, gen_unchanged, gen);
         atomic_store(&epoll_app, false);
-        want_all(-1);
         cdn_progress_app_enter();
         return;
     }
@@ -340,8 +330,24 @@ void cdn_progress_block(unsigned gen)
     long timeout = (cdn_engine.thread_on || cdn_engine.ntransports == 0) ? 50000000L : 1000000L;
     futex_wait(&cdn_engine.gen, gen, timeout);
     atomic_fetch_sub_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
-    want_all(-1);
     cdn_progress_app_enter();
+}
+
+/* epoll_wait with a nanosecond timeout where the kernel has epoll_pwait2
+ * (Linux >= 5.11); elsewhere, and under valgrind, which does not know the
+ * call, it fails with ENOSYS: then a millisecond timeout, rounded up, so
+ * the caller still sleeps instead of spinning on the failure. */
+static int epoll_wait_ns(int epfd, struct epoll_event *ev, int max, long timeout_ns)
+{
+    static atomic_bool no_pwait2;
+    if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+        struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+        int n = epoll_pwait2(epfd, ev, max, &ts, NULL);
+        if (n >= 0 || errno != ENOSYS)
+            return n;
+        atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
+    }
+    return epoll_wait(epfd, ev, max, (int)((timeout_ns + 999999) / 1000000));
 }
 
 void cdn_progress_park(long timeout_ns)
@@ -349,9 +355,8 @@ void cdn_progress_park(long timeout_ns)
     atomic_store_explicit(&cdn_engine.parked, true, memory_order_seq_cst);
     /* an unpark after this look writes park_fd: epoll does not sleep */
     if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0) {
-        struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
         struct epoll_event ev[2];
-        int n = epoll_pwait2(cdn_engine.park_epfd, ev, 2, &ts, NULL);
+        int n = epoll_wait_ns(cdn_engine.park_epfd, ev, 2, timeout_ns);
         for (int i = 0; i < n; i++)
             drain_fd(ev[i].data.ptr == &timer_tag ? cdn_engine.timer_fd : cdn_engine.park_fd);
     }
@@ -407,15 +412,6 @@ struct cdn_transport *cdn_progress_transport_for(int world_rank)
             return tp;
     }
     return NULL;
-}
-
-void cdn_progress_want(enum cdn_want w, int delta)
-{
-    for (int i = 0; i < cdn_engine.ntransports; i++) {
-        struct cdn_transport *tp = cdn_engine.transports[i];
-        if (tp->ops->want != NULL && tp->ops->want(tp, (int)w, delta))
-            kick_fd();
-    }
 }
 
 void cdn_progress_kick(void)

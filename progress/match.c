@@ -168,12 +168,12 @@ bool cdn_match_unpost(struct cdn_match_ctx *m, struct cdn_request *rreq)
     return found;
 }
 
-bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_transport *tp, int peer, uint64_t cookie)
+bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_transport *tp, int peer, uint64_t wire_id)
 {
     struct cdn_msg *found = NULL;
     pthread_mutex_lock(&m->lock);
     for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
-        if (msg->tp == tp && msg->peer == peer && msg->h.cookie == cookie) {
+        if (msg->tp == tp && msg->peer == peer && msg->wire_id == wire_id) {
             unexp_remove(m, msg);
             found = msg;
             break;

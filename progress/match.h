@@ -33,6 +33,9 @@ struct cdn_msg {
     struct cdn_transport *tp;   /* NULL: sent by this process */
     uint64_t raddr;             /* rendezvous: the data's address at the sender */
     struct cdn_request *sreq;   /* self path rendezvous: the send request itself */
+    uint64_t wire_id;           /* names it for a cancel: the transport's number for it on
+                                 * the channel from peer; self path: sreq's address (0 for
+                                 * an eager message, whose send is complete) */
     void *data;                 /* eager: the payload (h.bytes bytes) */
     unsigned char inline_data[192];
 };
@@ -63,8 +66,8 @@ bool cdn_match_unpost(struct cdn_match_ctx *m, struct cdn_request *rreq);
 
 /* Take a message back out of the unexpected queue (a cancelled send): the
  * one that came by tp (NULL: the self path) from world rank peer with this
- * sender's cookie.  False if it was matched already. */
-bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_transport *tp, int peer, uint64_t cookie);
+ * wire_id.  False if it was matched already. */
+bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_transport *tp, int peer, uint64_t wire_id);
 
 /* Look for a message from src with tag (wildcards allowed).  Copies its
  * header to *h and returns true if found; with take, also removes it and

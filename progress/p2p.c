@@ -137,6 +137,7 @@ static int self_send(struct cdn_request *sreq)
     } else {
         msg.h.flags |= CDN_WIRE_RNDV;
         msg.sreq = sreq;
+        msg.wire_id = (uint64_t)(uintptr_t)sreq;
     }
     bool failed;
     struct cdn_request *rreq = cdn_match_arrive(m, &msg, payload, &failed);
@@ -220,10 +221,10 @@ static int send_cancel(struct cdn_request *r)
     return MPI_SUCCESS;
 }
 
-bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, uint64_t cookie)
+bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, uint64_t wire_id)
 {
     struct cdn_match_ctx *m = cdn_match_ctx_get(ctx);
-    return m != NULL && cdn_match_unsend(m, tp, peer, cookie);
+    return m != NULL && cdn_match_unsend(m, tp, peer, wire_id);
 }
 
 void cdn_p2p_send_cancelled(struct cdn_request *sreq)
@@ -454,10 +455,10 @@ static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const v
 }
 
 void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
-                     const void *payload, uint64_t raddr)
+                     const void *payload, uint64_t raddr, uint64_t wire_id)
 {
     struct cdn_match_ctx *m = cdn_match_ctx_get(h->ctx);
-    struct cdn_msg msg = {.h = *h, .peer = peer, .tp = tp, .raddr = raddr};
+    struct cdn_msg msg = {.h = *h, .peer = peer, .tp = tp, .raddr = raddr, .wire_id = wire_id};
     if (m == NULL)
         cdn_rt_abort(1, "cadence: out of memory for matching context %u", h->ctx);
     bool failed;

@@ -82,6 +82,7 @@ struct cdn_p2p {
     void *bsend_region;       /* buffered send: its region of the attached buffer */
     struct cdn_msg *msg;      /* MPI_(I)mrecv: the message taken by mprobe */
     uint64_t cookie;          /* the peer's request, echoed in control messages */
+    uint64_t wire_id;         /* send: the message's number on its channel (transport.h) */
     uint64_t raddr;           /* rendezvous: the sender's buffer address */
     MPI_Count rbytes;         /* rendezvous: the sender's message size */
     MPI_Count moved;          /* rendezvous: bytes moved so far */

@@ -48,7 +48,8 @@ struct cdn_transport_ops {
     int (*pull)(struct cdn_transport *tp, struct cdn_request *rreq);
     /* A synchronous eager message was matched: tell its sender. */
     int (*ack)(struct cdn_transport *tp, int peer, uint64_t cookie);
-    /* Ask the receiver to drop a send's message if it is still unmatched;
+    /* Ask the receiver to drop a send's message (named by the wire_id the
+     * transport gave it when it wrote the header) if it is still unmatched;
      * the answer comes as cdn_p2p_send_cancelled (NULL: sends cannot be
      * cancelled on this transport). */
     int (*cancel)(struct cdn_transport *tp, struct cdn_request *sreq);
@@ -79,17 +80,20 @@ struct cdn_transport *cdn_tcp_transport_create(void);
 /* ---- upcalls into the engine (progress/p2p.c) ---- */
 
 /* A message header (and, eager, its payload of h->bytes bytes) arrived
- * from world rank peer.  raddr: rendezvous source address at the peer. */
+ * from world rank peer.  raddr: rendezvous source address at the peer.
+ * wire_id: the message's number on the channel from that peer, the same
+ * number the sender's transport stored in sreq->u.p2p.wire_id (a cancel
+ * names the message by it: request addresses are reused, these are not). */
 void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
-                     const void *payload, uint64_t raddr);
+                     const void *payload, uint64_t raddr, uint64_t wire_id);
 /* The transport is done with a send request's buffer; matched: the
  * receiver is known to have matched it (rendezvous FIN). */
 void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err);
 /* A synchronous send's eager message was matched (cookie: its request). */
 void cdn_p2p_acked(uint64_t cookie);
-/* A peer asks to cancel the message (context ctx, its cookie) it sent us:
+/* A peer asks to cancel the message (context ctx, its wire_id) it sent us:
  * true if it was still unexpected and is now dropped. */
-bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, uint64_t cookie);
+bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, uint64_t wire_id);
 /* The receiver dropped a send's message: the send completes cancelled. */
 void cdn_p2p_send_cancelled(struct cdn_request *sreq);
 /* Fill the header of a send request's message. */

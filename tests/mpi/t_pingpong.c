@@ -192,6 +192,43 @@ static void modes_and_persistent(void)
         MPI_Iprobe(0, 21, MPI_COMM_WORLD, &flag2, MPI_STATUS_IGNORE);
         CHECK(!flag && !flag2, "the cancelled messages are gone at the receiver");
     }
+    /* a cancel names its message, not its request: each eager send below is
+     * complete and freed before the Issend after it, which may take the same
+     * request memory, while its message still waits at the receiver */
+    enum { ROUNDS = 8 };
+    static int sent[ROUNDS];  /* alive until received (rendezvous when eager is off) */
+    if (rank == 0) {
+        int cancelled = 0;
+        for (int i = 0; i < ROUNDS; i++) {
+            MPI_Request r;
+            MPI_Status st;
+            sent[i] = 100 + i;
+            MPI_Isend(&sent[i], 1, MPI_INT, 1, 23, MPI_COMM_WORLD, &r);
+            MPI_Request_free(&r);
+            MPI_Issend(&sent[i], 1, MPI_INT, 1, 24, MPI_COMM_WORLD, &r);
+            MPI_Cancel(&r);
+            MPI_Wait(&r, &st);
+            int f;
+            MPI_Test_cancelled(&st, &f);
+            cancelled += f;
+        }
+        CHECK(cancelled == ROUNDS, "every unmatched Issend is cancelled (%d of %d)", cancelled,
+              ROUNDS);
+        MPI_Send(sent, 1, MPI_INT, 1, 22, MPI_COMM_WORLD);
+    } else {
+        int z, got = 0, flag = 1;
+        MPI_Recv(&z, 1, MPI_INT, 0, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < ROUNDS; i++) {
+            MPI_Iprobe(0, 23, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            if (!flag)
+                break;
+            MPI_Recv(&z, 1, MPI_INT, 0, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            got += z == 100 + i;
+        }
+        MPI_Iprobe(0, 24, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        CHECK(got == ROUNDS && !flag, "the eager messages all arrive in order (%d of %d) and "
+              "the cancelled ones do not", got, ROUNDS);
+    }
     /* a derived type across processes, rendezvous-sized */
     MPI_Datatype vec;
     int m = 20000;

@@ -111,6 +111,7 @@ START_TEST(test_unpost_and_unsend)
     x.sreq = s;
     x.h.flags = CDN_WIRE_RNDV;
     x.h.cookie = (uint64_t)(uintptr_t)s;
+    x.wire_id = (uint64_t)(uintptr_t)s;
     x.peer = 3;
     ck_assert_ptr_null(cdn_match_arrive(m, &x, NULL, &failed));
     ck_assert(!cdn_match_unsend(m, NULL, 4, (uint64_t)(uintptr_t)s));  /* another sender */
@@ -122,6 +123,34 @@ START_TEST(test_unpost_and_unsend)
     cdn_request_release(a);
     cdn_request_release(b);
     cdn_request_release(s);
+}
+END_TEST
+
+/* Two unexpected messages from one peer carry the same cookie (a send's
+ * request was freed and its address reused by the next send): a cancel
+ * names the message by its wire id and drops that one only. */
+START_TEST(test_unsend_reused_cookie)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(103);
+    struct cdn_transport tp = {0};
+    bool failed;
+    struct cdn_msg old = msg_of(2, 12, 0), cur = msg_of(2, 20, 0);
+    old.tp = cur.tp = &tp;
+    old.peer = cur.peer = 2;
+    old.h.cookie = cur.h.cookie = 0x1000;
+    old.wire_id = 7;
+    cur.wire_id = 9;
+    cur.h.flags = CDN_WIRE_RNDV;
+    ck_assert_ptr_null(cdn_match_arrive(m, &old, "", &failed));
+    ck_assert_ptr_null(cdn_match_arrive(m, &cur, NULL, &failed));
+    ck_assert(!cdn_match_unsend(m, &tp, 2, 8));
+    ck_assert(cdn_match_unsend(m, &tp, 2, 9));
+    struct cdn_wire_hdr h;
+    struct cdn_msg *t = NULL;
+    ck_assert(cdn_match_probe(m, MPI_ANY_SOURCE, MPI_ANY_TAG, true, &h, &t));
+    ck_assert_int_eq(h.tag, 12);
+    ck_assert(!cdn_match_probe(m, MPI_ANY_SOURCE, MPI_ANY_TAG, false, &h, &t));
+    cdn_msg_free(t);
 }
 END_TEST
 
@@ -224,6 +253,7 @@ static Suite *match_suite(void)
     tcase_add_test(tc, test_posted_oldest_match_wins);
     tcase_add_test(tc, test_unexpected_in_arrival_order_with_payload);
     tcase_add_test(tc, test_unpost_and_unsend);
+    tcase_add_test(tc, test_unsend_reused_cookie);
     suite_add_tcase(s, tc);
     tc = tcase_create("requests");
     tcase_set_timeout(tc, 30);

@@ -23,8 +23,9 @@
  *     EBUSY) and the receiver reads the rest itself.
  *     The receiver's FIN follows PUSH in the same ring, so the sender has
  *     finished writing before it sees FIN and completes.
- * Cancel: C_CANCEL asks the receiver to drop a still-unmatched message;
- * C_CANCELLED answers only a success.
+ * Cancel: C_CANCEL asks the receiver to drop a still-unmatched message,
+ * named by the ring position of its header cell; C_CANCELLED answers only
+ * a success.
  * Cells are written under the peer's lock (rings are single-producer);
  * when a ring is full, sends and control messages wait in the peer's
  * outbound queue, in order, and are flushed by later polls.
@@ -89,15 +90,21 @@ static bool queue(struct shm_state *st, struct shm_peer *p, struct shm_out *o)
     return atomic_fetch_add(&st->queued, 1) == 0;
 }
 
-static void dequeue(struct shm_state *st, struct shm_peer *p)
+/* Take the entry *link points at (p->outq or an entry's next) off the queue. */
+static void unqueue(struct shm_state *st, struct shm_peer *p, struct shm_out **link)
 {
-    struct shm_out *o = p->outq;
-    p->outq = o->next;
-    if (p->outq == NULL)
-        p->outq_tail = NULL;
+    struct shm_out *o = *link;
+    *link = o->next;
+    if (p->outq_tail == o)
+        p->outq_tail = link == &p->outq ? NULL : (struct shm_out *)link;  /* next is the first member */
     free(o);
     atomic_fetch_sub(&st->queued, 1);
     atomic_fetch_sub(&cdn_engine.pending_work, 1);
+}
+
+static void dequeue(struct shm_state *st, struct shm_peer *p)
+{
+    unqueue(st, p, &p->outq);
 }
 
 /* Write a send's first cell; false when the ring is full.  *done: an eager
@@ -109,6 +116,7 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
     if (c == NULL)
         return false;
     SHM_HB_RELEASE(sreq);
+    sreq->u.p2p.wire_id = p->prod.head;  /* the cell's ring position names the message */
     cdn_p2p_wire_hdr(sreq, &c->h);
     if (c->h.bytes <= st->tp.eager_limit) {
         c->type = C_EAGER;
@@ -272,16 +280,30 @@ static int shm_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
     return MPI_SUCCESS;
 }
 
-/* Cancel: the request travels to the receiver as a cookie (with the
- * context to search) and comes back in C_CANCELLED only if the message was
- * dropped; a failed cancel is not answered, so nothing refers to the
- * request after it completes normally. */
+/* Cancel: C_CANCEL names the message by the ring position of its header
+ * cell (the request's address is not enough: an older message whose send
+ * is complete and freed can carry the same one) and the context to search;
+ * the request comes back in C_CANCELLED only if the message was dropped.  A
+ * failed cancel is not answered, so nothing refers to the request after it
+ * completes normally.  A send still queued here is taken off the queue. */
 static int shm_cancel(struct cdn_transport *tp, struct cdn_request *sreq)
 {
     struct shm_state *st = state_of(tp);
+    struct shm_peer *p = peer_of(st, sreq->u.p2p.peer);
+    pthread_mutex_lock(&p->lock);
+    struct shm_out **link = &p->outq;
+    while (*link != NULL && !((*link)->kind == OUT_SEND && (*link)->req == sreq))
+        link = &(*link)->next;
+    if (*link != NULL) {
+        unqueue(st, p, link);
+        pthread_mutex_unlock(&p->lock);
+        cdn_p2p_send_cancelled(sreq);
+        return MPI_SUCCESS;
+    }
+    uint64_t wire_id = sreq->u.p2p.wire_id;
+    pthread_mutex_unlock(&p->lock);
     SHM_HB_RELEASE(sreq);
-    send_ctrl(st, peer_of(st, sreq->u.p2p.peer), C_CANCEL, (uint64_t)(uintptr_t)sreq,
-              sreq->u.p2p.ctx, 0);
+    send_ctrl(st, p, C_CANCEL, (uint64_t)(uintptr_t)sreq, sreq->u.p2p.ctx, wire_id);
     return MPI_SUCCESS;
 }
 
@@ -474,10 +496,10 @@ static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
         SHM_HB_ACQUIRE(c->b);
     switch (c->type) {
     case C_EAGER:
-        cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0);
+        cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0, p->cons.tail);
         break;
     case C_RTS:
-        cdn_p2p_arrived(&st->tp, p->world, &c->h, NULL, c->a);
+        cdn_p2p_arrived(&st->tp, p->world, &c->h, NULL, c->a, p->cons.tail);
         break;
     case C_FIN:
         cdn_p2p_send_done((struct cdn_request *)(uintptr_t)c->a, true, MPI_SUCCESS);
@@ -492,7 +514,7 @@ static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
         on_data(c);
         break;
     case C_CANCEL:
-        if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)c->b, c->a))
+        if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)c->b, c->h.bytes))
             send_ctrl(st, p, C_CANCELLED, c->a, 0, 0);
         break;
     case C_CANCELLED:

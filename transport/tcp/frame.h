@@ -43,7 +43,8 @@ struct tcp_hello {
  *   CTS        a = sender's cookie, b = receiver's token, h.bytes = bytes to send
  *   DATA       a = receiver's token, b = offset, len payload bytes follow
  *   ACK        a = sender's cookie (a synchronous eager message matched)
- *   CANCEL     a = sender's cookie, b = context id
+ *   CANCEL     a = sender's cookie, b = context id, h.bytes = the message's
+ *              number among the EAGER and RTS frames on this connection
  *   CANCELLED  a = sender's cookie
  *   BYE        the sender finalizes: its end of the connection closes next */
 enum tcp_frame_type {

@@ -300,8 +300,11 @@ static int tcp_send(struct cdn_transport *tp, struct cdn_request *sreq)
         sreq->u.p2p.moved = eager ? WAIT_ACK : WAIT_CTS;
         list_push(&p->waiting, sreq);
     }
+    sreq->u.p2p.wire_id = p->msgs_out;
     rc = put(st, p, &f, payload, eager ? (size_t)f.h.bytes : 0);
-    if (rc != MPI_SUCCESS && waits)
+    if (rc == MPI_SUCCESS)
+        p->msgs_out++;
+    else if (waits)
         list_remove(&p->waiting, sreq);
     pthread_mutex_unlock(&p->lock);
     if (rc == MPI_SUCCESS && eager)
@@ -332,11 +335,14 @@ static int tcp_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
     return send_ctrl(st, &st->peers[peer], F_ACK, cookie, 0, 0, "synchronous send acknowledgement");
 }
 
+/* The message is named by its number on the connection (the request's
+ * address is not enough: an older message whose send is complete and
+ * freed can carry the same one). */
 static int tcp_cancel(struct cdn_transport *tp, struct cdn_request *sreq)
 {
     struct tcp_state *st = state_of(tp);
     return send_ctrl(st, &st->peers[sreq->u.p2p.peer], F_CANCEL, (uint64_t)(uintptr_t)sreq,
-                     sreq->u.p2p.ctx, 0, "MPI_Cancel");
+                     sreq->u.p2p.ctx, sreq->u.p2p.wire_id, "MPI_Cancel");
 }
 
 static int tcp_pull(struct cdn_transport *tp, struct cdn_request *rreq)
@@ -508,10 +514,10 @@ static void on_frame(struct tcp_state *st, struct tcp_peer *p, const struct tcp_
     struct cdn_request *s;
     switch (f->type) {
     case F_EAGER:
-        cdn_p2p_arrived(&st->tp, p->world, &f->h, payload, 0);
+        cdn_p2p_arrived(&st->tp, p->world, &f->h, payload, 0, p->msgs_in++);
         break;
     case F_RTS:
-        cdn_p2p_arrived(&st->tp, p->world, &f->h, NULL, 0);
+        cdn_p2p_arrived(&st->tp, p->world, &f->h, NULL, 0, p->msgs_in++);
         break;
     case F_CTS:
         on_cts(st, p, f);
@@ -525,7 +531,7 @@ static void on_frame(struct tcp_state *st, struct tcp_peer *p, const struct tcp_
         cdn_p2p_acked(f->a);
         break;
     case F_CANCEL:
-        if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)f->b, f->a))
+        if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)f->b, f->h.bytes))
             send_ctrl(st, p, F_CANCELLED, f->a, 0, 0, "MPI_Cancel");
         break;
     case F_CANCELLED:

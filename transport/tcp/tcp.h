@@ -70,6 +70,8 @@ struct tcp_peer {
     struct tcp_out *outq, *outq_tail;
     struct cdn_request *waiting;  /* sends waiting for CTS, ACK or CANCELLED */
     struct cdn_request *pulls;    /* receives waiting for DATA */
+    uint64_t msgs_out;            /* EAGER and RTS frames queued to the peer (lock held) */
+    uint64_t msgs_in;             /* EAGER and RTS frames read from it (poller only) */
     /* reading (poller only) */
     unsigned char *rx;
     size_t rx_len, rx_off;

@@ -312,15 +312,25 @@ static bool gen_unchanged(unsigned gen)
     return atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst) == gen;
 }
 
+/* A thread blocked in MPI waits for something it cannot name here: it
+ * wants every arrival. */
+static void want_all(int delta)
+{
+    cdn_progress_want(CDN_WANT_DATA, delta);
+    cdn_progress_want(CDN_WANT_DONE, delta);
+}
+
 void cdn_progress_block(unsigned gen)
 {
     cdn_progress_app_leave();  /* asleep: the progress thread takes over */
+    want_all(1);
     cdn_progress_unpark();
     bool expected = false;
     if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
         cdn_progress_epoll_sleep(100, gen_unchanged, gen);
         atomic_store(&epoll_app, false);
+        want_all(-1);
         cdn_progress_app_enter();
         return;
     }
@@ -330,6 +340,7 @@ void cdn_progress_block(unsigned gen)
     long timeout = (cdn_engine.thread_on || cdn_engine.ntransports == 0) ? 50000000L : 1000000L;
     futex_wait(&cdn_engine.gen, gen, timeout);
     atomic_fetch_sub_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
+    want_all(-1);
     cdn_progress_app_enter();
 }
 
@@ -412,6 +423,15 @@ struct cdn_transport *cdn_progress_transport_for(int world_rank)
             return tp;
     }
     return NULL;
+}
+
+void cdn_progress_want(enum cdn_want w, int delta)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->want != NULL && tp->ops->want(tp, (int)w, delta))
+            kick_fd();
+    }
 }
 
 void cdn_progress_kick(void)

@@ -27,6 +27,13 @@
 
 struct cdn_transport;
 
+/* What a sleeping thread must be woken for, besides requests to act: a
+ * message (some receive is posted, or a thread blocks in MPI), a send's
+ * completion (a thread blocks in MPI, or a schedule has steps after a
+ * send).  Transports may let other arrivals wait for the next poll
+ * (transport/shm/ring.h, "Wants"). */
+enum cdn_want { CDN_WANT_DATA, CDN_WANT_DONE };
+
 /* Work handed to whichever thread polls next: the progress thread, or an
  * application thread waiting in MPI (cdn_progress_defer). */
 struct cdn_work {
@@ -83,6 +90,10 @@ void cdn_progress_block(unsigned gen);
 /* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
  * no limit) unless work is there or still(arg) turns false; then disarm. */
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
+/* Add delta to a want (enum cdn_want); every rise must be matched by a
+ * fall.  A rise from none re-checks the transports and wakes the sleeper
+ * if what it now wants already arrived. */
+void cdn_progress_want(enum cdn_want w, int delta);
 /* Interrupt whoever sleeps in epoll (new queued work, shutdown). */
 void cdn_progress_kick(void);
 /* The transport that reaches a world rank, or NULL. */

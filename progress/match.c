@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress/engine.h"
 #include "progress/request.h"
 
 #define CDN_MATCH_CHUNK 1024
@@ -82,6 +83,7 @@ static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
     else
         m->posted_tail = r->prev;
     r->next = r->prev = NULL;
+    cdn_progress_want(CDN_WANT_DATA, -1);
 }
 
 struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq)
@@ -95,6 +97,7 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
             return msg;
         }
     }
+    cdn_progress_want(CDN_WANT_DATA, 1);  /* before the message can skip the doorbell */
     rreq->next = NULL;
     rreq->prev = m->posted_tail;
     if (m->posted_tail)

@@ -86,6 +86,8 @@ struct cdn_sched {
     bool running;
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its nodes move or reduce */
+    bool steps_after_send;            /* a send or nested request has successors */
+    bool wanting;                     /* this instance holds a CDN_WANT_DONE */
 };
 
 /* What a proxy request keeps in its room. */
@@ -392,6 +394,9 @@ int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request
         if (s->left == NULL || s->ready == NULL)
             fail(s, MPI_ERR_NO_MEM);
     }
+    for (int i = 0; i < s->n; i++)
+        if ((s->nodes[i].kind == N_SEND || s->nodes[i].kind == N_REQUEST) && s->nodes[i].nsucc > 0)
+            s->steps_after_send = true;
     if (s->failed) {
         int cls = s->failed;
         cdn_request_release(s->req);
@@ -570,6 +575,10 @@ static bool drain(struct cdn_sched *s, bool keep_heavy)
 static void finish(struct cdn_sched *s)
 {
     struct cdn_request *r = s->req;
+    if (s->wanting) {
+        s->wanting = false;
+        cdn_progress_want(CDN_WANT_DONE, -1);
+    }
     r->status.MPI_ERROR = atomic_load(&s->err);
     cdn_request_event(r);
 }
@@ -619,6 +628,11 @@ static int start_instance(struct cdn_request *r, bool defer)
             s->ready[s->rtail++] = i;
     }
     atomic_store(&s->remaining, s->n);
+    /* Completions of sends matter at once when steps follow them or when
+     * the schedule is itself a step of something (ring.h, "Wants"). */
+    s->wanting = s->steps_after_send || r->parent != NULL;
+    if (s->wanting)
+        cdn_progress_want(CDN_WANT_DONE, 1);
     pthread_mutex_unlock(&s->lock);
     /* Small schedules run their first nodes here: handing them over costs
      * more than running them (a wake-up, a context switch). */

@@ -64,6 +64,12 @@ struct cdn_transport_ops {
      * is already there (do not sleep). */
     int (*arm)(struct cdn_transport *tp);
     void (*disarm)(struct cdn_transport *tp);
+    /* The engine's wants changed by delta (cdn_progress_want: want is a
+     * CDN_WANT_*): peers may skip waking a sleeper for what it does not
+     * want.  Returns true when the want rose from none while a sleeper is
+     * armed and input is already there (the caller wakes the sleeper).
+     * NULL: the transport wakes its sleeper for everything. */
+    bool (*want)(struct cdn_transport *tp, int want, int delta);
     void (*finalize)(struct cdn_transport *tp);
 };
 

@@ -3,7 +3,8 @@
  * anonymous memory, an inherited eventfd): 200000 cells through one ring
  * arrive complete and in order while the ring keeps filling up; a sleeping
  * consumer is woken by the doorbell; an awake one costs the producer no
- * eventfd write.
+ * eventfd write; a sleeping one is woken only for what it wants, and for
+ * anything once its ring is half full.
  */
 #include <check.h>
 #include <poll.h>
@@ -46,7 +47,7 @@ static void produce(struct shared *s, int efd, uint64_t first, uint64_t n)
         c->len = (uint32_t)(i % 200);
         memset(c->data, (int)(i & 0xff), c->len);
         shm_ring_commit(&p);
-        shm_bell_ring(&s->bell, efd);
+        shm_bell_ring(&s->bell, efd, SHM_WAKE_ALWAYS);
     }
 }
 
@@ -162,6 +163,73 @@ START_TEST(test_arm_then_check_sees_cell)
 }
 END_TEST
 
+/* How many times the eventfd was written since the last look. */
+static uint64_t rings_of(int efd)
+{
+    uint64_t v = 0;
+    if (read(efd, &v, sizeof v) != sizeof v)
+        v = 0;
+    return v;
+}
+
+/* Commit one cell and ring with the given need, as shm.c does. */
+static void produce_need(struct shm_bell *b, struct shm_prod *p, int efd, int need)
+{
+    struct shm_cell *c = shm_ring_reserve(p);
+    ck_assert_ptr_nonnull(c);
+    c->type = 7;
+    c->len = 0;
+    shm_ring_commit(p);
+    shm_bell_ring(b, efd, shm_ring_crowded(p) ? SHM_WAKE_ALWAYS : need);
+}
+
+START_TEST(test_bell_wants)
+{
+    struct shared *s = map_shared();
+    int efd = eventfd(0, EFD_NONBLOCK);
+    struct shm_prod p;
+    struct shm_cons c;
+    shm_prod_open(&p, &s->ring);
+    shm_cons_open(&c, &s->ring);
+    /* nobody sleeps: no ring whatever the cell */
+    produce_need(&s->bell, &p, efd, SHM_WAKE_ALWAYS);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    shm_bell_arm(&s->bell);
+    /* asleep, wanting nothing: data and completions wait, requests ring */
+    produce_need(&s->bell, &p, efd, SHM_WANT_DATA);
+    produce_need(&s->bell, &p, efd, SHM_WANT_DONE);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    produce_need(&s->bell, &p, efd, SHM_WAKE_ALWAYS);
+    ck_assert_uint_eq(rings_of(efd), 1);
+    /* a posted receive: data rings, completions still wait */
+    atomic_fetch_add(&s->bell.want[SHM_WANT_DATA], 1);
+    produce_need(&s->bell, &p, efd, SHM_WANT_DATA);
+    ck_assert_uint_eq(rings_of(efd), 1);
+    produce_need(&s->bell, &p, efd, SHM_WANT_DONE);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    atomic_fetch_sub(&s->bell.want[SHM_WANT_DATA], 1);
+    /* unread cells pile up: from half full on every cell rings */
+    int quiet = 0, rang = 0;
+    for (int k = 7; k <= SHM_RING_CELLS; k++) {  /* six cells are in already */
+        produce_need(&s->bell, &p, efd, SHM_WANT_DATA);
+        if (rings_of(efd) == 0)
+            quiet++;
+        else
+            rang++;
+    }
+    ck_assert_int_eq(quiet, SHM_RING_CELLS / 2 - 7);
+    ck_assert_int_eq(rang, SHM_RING_CELLS / 2 + 1);
+    /* the consumer drains: the producer sees room again and is quiet */
+    while (shm_ring_peek(&c) != NULL)
+        shm_ring_release(&c);
+    produce_need(&s->bell, &p, efd, SHM_WANT_DATA);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    shm_bell_disarm(&s->bell, efd);
+    close(efd);
+    munmap(s, sizeof *s);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
     Suite *s = suite_create("shm_ring");
@@ -170,6 +238,7 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, test_ring_order_across_processes);
     tcase_add_test(tc, test_doorbell_wakes_sleeper);
     tcase_add_test(tc, test_arm_then_check_sees_cell);
+    tcase_add_test(tc, test_bell_wants);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -69,10 +69,19 @@ bool shm_ring_pending(const struct shm_ring *r)
     return atomic_load_explicit(&cell->seq, memory_order_seq_cst) == (uint32_t)(tail + 1);
 }
 
-void shm_bell_ring(struct shm_bell *b, int eventfd)
+bool shm_ring_crowded(struct shm_prod *p)
+{
+    if (p->head - p->tail_seen < SHM_RING_CELLS / 2)
+        return false;
+    p->tail_seen = atomic_load_explicit(&p->ring->tail, memory_order_acquire);
+    return p->head - p->tail_seen >= SHM_RING_CELLS / 2;
+}
+
+void shm_bell_ring(struct shm_bell *b, int eventfd, int need)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0) {
+    if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0 &&
+        (need == SHM_WAKE_ALWAYS || atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0)) {
         uint64_t one = 1;
         if (write(eventfd, &one, sizeof one) < 0) {
             /* EAGAIN: the counter is saturated, the sleeper wakes anyway */

@@ -18,6 +18,19 @@
  * seq_cst fence between their store and their load, so either the producer
  * sees the sleeper or the sleeper sees the cell: no lost wake-up, and no
  * system call while the consumer is awake.
+ *
+ * Wants: a sleeping consumer is woken only for cells it has a use for.  A
+ * ring costs the producer a system call and an inter-processor interrupt
+ * (several microseconds in a virtual machine) and the consumer a context
+ * switch on a core where its application may be computing, so the bell
+ * also says what the consumer waits for (counters the consumer keeps, see
+ * cdn_progress_want): messages (a receive is posted or a thread blocks in
+ * MPI) and completions (someone waits on a send, or a schedule has steps
+ * after it).  A message nobody has posted a receive for, or a FIN nobody
+ * waits on, stays in the ring until the next poll, unless the ring is half
+ * full.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
+ * data) always ring.  A want that rises while the consumer sleeps is
+ * followed by a re-check of the rings (the same Dekker pairing as arming).
  */
 #ifndef CDN_SHM_RING_H
 #define CDN_SHM_RING_H
@@ -46,8 +59,13 @@ struct shm_ring {
     _Alignas(64) unsigned char cells[SHM_RING_CELLS][SHM_CELL_SIZE];
 };
 
+/* What a cell is for, to a sleeping consumer: its want index, or
+ * SHM_WAKE_ALWAYS. */
+enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_NWANTS, SHM_WAKE_ALWAYS = -1 };
+
 struct shm_bell {
     _Alignas(64) atomic_int sleepers;     /* consumers armed to be woken */
+    atomic_int want[SHM_NWANTS];          /* the consumer's wants (see above) */
 };
 
 /* Producer and consumer ends: process-private. */
@@ -76,8 +94,12 @@ void shm_ring_release(struct shm_cons *c);
  * ask while the consumer works (the doorbell protocol's re-check). */
 bool shm_ring_pending(const struct shm_ring *r);
 
-/* Doorbell: after committing, wake the consumer if it sleeps. */
-void shm_bell_ring(struct shm_bell *b, int eventfd);
+/* Doorbell: after committing, wake the consumer if it sleeps and wants what
+ * was written (need: a SHM_WANT_* index or SHM_WAKE_ALWAYS). */
+void shm_bell_ring(struct shm_bell *b, int eventfd, int need);
+/* The producer's view of how full its ring is: half full or more rings
+ * regardless of wants, so an idle consumer drains it before it fills. */
+bool shm_ring_crowded(struct shm_prod *p);
 /* Consumer: arm before re-checking the rings and sleeping; disarm after
  * (drains the eventfd). */
 void shm_bell_arm(struct shm_bell *b);

@@ -219,6 +219,14 @@ static void report(struct cdn_request *done_list, struct cdn_request *streamed)
     }
 }
 
+/* The need to ring p's doorbell with after writing a cell that needs
+ * need: anything once the ring is half full (ring.h, "Wants").  Called
+ * with p->lock held (the producer end is under it). */
+static int ring_need(struct shm_peer *p, int need)
+{
+    return shm_ring_crowded(&p->prod) ? SHM_WAKE_ALWAYS : need;
+}
+
 static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
 {
     struct shm_state *st = state_of(tp);
@@ -241,18 +249,29 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
         if (queue(st, p, o))
             cdn_progress_kick();
     }
+    int need = sent ? ring_need(p, SHM_WANT_DATA) : 0;
     pthread_mutex_unlock(&p->lock);
     if (sent)
-        shm_bell_ring(&p->seg->bell, p->efd);
+        shm_bell_ring(&p->seg->bell, p->efd, need);
     if (done)
         cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
     return MPI_SUCCESS;
+}
+
+/* What a control message is to a sleeping peer: a completion it may look
+ * at later (see ring.h, wants) or a request to act now. */
+static int ctrl_need(uint32_t type)
+{
+    return type == C_FIN || type == C_ACK || type == C_CANCELLED || type == C_PUSHED
+               ? SHM_WANT_DONE
+               : SHM_WAKE_ALWAYS;
 }
 
 static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct shm_ctrl *m)
 {
     pthread_mutex_lock(&p->lock);
     bool sent = p->outq == NULL && emit_ctrl(p, m);
+    int need = sent ? ring_need(p, ctrl_need(m->type)) : 0;
     if (!sent) {
         struct shm_out *o = calloc(1, sizeof *o);
         if (o == NULL)
@@ -263,7 +282,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
     }
     pthread_mutex_unlock(&p->lock);
     if (sent)
-        shm_bell_ring(&p->seg->bell, p->efd);
+        shm_bell_ring(&p->seg->bell, p->efd, need);
 }
 
 static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,
@@ -472,7 +491,7 @@ static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_ce
     int n = flush(st, p, &done, &streamed);
     pthread_mutex_unlock(&p->lock);
     if (n > 0)
-        shm_bell_ring(&p->seg->bell, p->efd);
+        shm_bell_ring(&p->seg->bell, p->efd, SHM_WAKE_ALWAYS);
     report(done, streamed);
 }
 
@@ -557,7 +576,7 @@ static int shm_poll(struct cdn_transport *tp)
             int m = p->outq != NULL ? flush(st, p, &done, &streamed) : 0;
             pthread_mutex_unlock(&p->lock);
             if (m > 0) {
-                shm_bell_ring(&p->seg->bell, p->efd);
+                shm_bell_ring(&p->seg->bell, p->efd, SHM_WAKE_ALWAYS);
                 n += m;
             }
             report(done, streamed);
@@ -566,15 +585,20 @@ static int shm_poll(struct cdn_transport *tp)
     return n;
 }
 
-static bool shm_busy(struct cdn_transport *tp)
+/* Has any peer written a cell we have not read?  A fresh look at shared
+ * memory (ring.h), so any thread may ask, armed or not. */
+static bool any_pending(const struct shm_state *st)
 {
-    struct shm_state *st = state_of(tp);
-    if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0)
-        return true;
     for (int i = 0; i < st->nlocal; i++)
         if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
             return true;
     return false;
+}
+
+static bool shm_busy(struct cdn_transport *tp)
+{
+    struct shm_state *st = state_of(tp);
+    return atomic_load_explicit(&st->queued, memory_order_relaxed) > 0 || any_pending(st);
 }
 
 static int shm_fd(struct cdn_transport *tp)
@@ -586,10 +610,21 @@ static int shm_arm(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
     shm_bell_arm(&st->seg->bell);
-    for (int i = 0; i < st->nlocal; i++)
-        if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
-            return 1;
+    if (any_pending(st))
+        return 1;
     return atomic_load(&st->queued) > 0 ? 2 : 0;
+}
+
+static bool shm_want(struct cdn_transport *tp, int want, int delta)
+{
+    struct shm_state *st = state_of(tp);
+    struct shm_bell *b = &st->seg->bell;
+    /* seq_cst read-modify-write: the fence between raising the want and
+     * looking at sleepers and the rings (ring.h) */
+    if (atomic_fetch_add_explicit(&b->want[want], delta, memory_order_seq_cst) != 0 || delta <= 0 ||
+        atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0)
+        return false;
+    return any_pending(st);
 }
 
 static void shm_disarm(struct cdn_transport *tp)
@@ -643,6 +678,7 @@ static const struct cdn_transport_ops shm_ops = {
     .fd = shm_fd,
     .arm = shm_arm,
     .disarm = shm_disarm,
+    .want = shm_want,
     .finalize = shm_finalize,
 };
 

@@ -129,7 +129,7 @@ int cdn_progress_init(void)
     cdn_engine.background_min =
         cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 32768, 0, 1L << 40);
     cdn_engine.start_delay_ns =
-        1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 5, 0, 1000000);
+        1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 10, 0, 1000000);
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
     cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     cdn_engine.park_epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -188,6 +188,36 @@ void cdn_progress_finalize(void)
     cdn_request_pool_finalize();
 }
 
+/* epoll_wait with a nanosecond timeout where the kernel has epoll_pwait2
+ * (Linux >= 5.11); elsewhere, and under valgrind, which does not know the
+ * call, it fails with ENOSYS: then a millisecond timeout, rounded up, so
+ * the caller still sleeps instead of spinning on the failure. */
+static int epoll_wait_ns(int epfd, struct epoll_event *ev, int max, long timeout_ns)
+{
+    static atomic_bool no_pwait2;
+    if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+        struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+        int n = epoll_pwait2(epfd, ev, max, &ts, NULL);
+        if (n >= 0 || errno != ENOSYS)
+            return n;
+        atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
+    }
+    return epoll_wait(epfd, ev, max, (int)((timeout_ns + 999999) / 1000000));
+}
+
+/* The timer fired (the thread is awake now): a later wake_soon arms it anew. */
+static void drain_timer(void)
+{
+    atomic_store_explicit(&cdn_engine.timer_set, false, memory_order_seq_cst);
+    drain_fd(cdn_engine.timer_fd);
+}
+
+/* Get the sleeping progress thread to work: at once, or, when it shares the
+ * application's processing unit, by the start timer.  One armed timer
+ * serves every caller until it fires.  app_arming tells the thread, should
+ * the timer fire before the system call that armed it has returned (this
+ * VM's timer writes can take longer than the delay), that it would run
+ * inside the application's call: it naps instead (cdn_progress_let_app_out). */
 static void wake_soon(void)
 {
     /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
@@ -198,14 +228,32 @@ static void wake_soon(void)
         return;
     if (cdn_engine.start_delay_ns > 0 &&
         atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed)) {
+        if (atomic_exchange_explicit(&cdn_engine.timer_set, true, memory_order_seq_cst))
+            return;
         struct itimerspec its = {.it_value = {cdn_engine.start_delay_ns / 1000000000L,
                                               cdn_engine.start_delay_ns % 1000000000L}};
+        atomic_fetch_add_explicit(&cdn_engine.app_arming, 1, memory_order_seq_cst);
         timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
+        atomic_fetch_sub_explicit(&cdn_engine.app_arming, 1, memory_order_release);
         return;
     }
     if (asleep)
         kick_fd();
     cdn_progress_unpark();
+}
+
+void cdn_progress_let_app_out(void)
+{
+    while (atomic_load_explicit(&cdn_engine.app_arming, memory_order_acquire) > 0) {
+        struct epoll_event ev[2];
+        int n = epoll_wait_ns(cdn_engine.park_epfd, ev, 2, cdn_engine.start_delay_ns);
+        for (int i = 0; i < n; i++) {
+            if (ev[i].data.ptr == &timer_tag)
+                drain_timer();
+            else
+                drain_fd(cdn_engine.park_fd);
+        }
+    }
 }
 
 void cdn_progress_defer(struct cdn_work *w)
@@ -297,7 +345,7 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
             if (ev[i].data.ptr == NULL)
                 drain_fd(cdn_engine.wake_fd);
             else if (ev[i].data.ptr == &timer_tag)
-                drain_fd(cdn_engine.timer_fd);
+                drain_timer();
         }
     }
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -344,23 +392,6 @@ void cdn_progress_block(unsigned gen)
     cdn_progress_app_enter();
 }
 
-/* epoll_wait with a nanosecond timeout where the kernel has epoll_pwait2
- * (Linux >= 5.11); elsewhere, and under valgrind, which does not know the
- * call, it fails with ENOSYS: then a millisecond timeout, rounded up, so
- * the caller still sleeps instead of spinning on the failure. */
-static int epoll_wait_ns(int epfd, struct epoll_event *ev, int max, long timeout_ns)
-{
-    static atomic_bool no_pwait2;
-    if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
-        struct timespec ts = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
-        int n = epoll_pwait2(epfd, ev, max, &ts, NULL);
-        if (n >= 0 || errno != ENOSYS)
-            return n;
-        atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
-    }
-    return epoll_wait(epfd, ev, max, (int)((timeout_ns + 999999) / 1000000));
-}
-
 void cdn_progress_park(long timeout_ns)
 {
     atomic_store_explicit(&cdn_engine.parked, true, memory_order_seq_cst);
@@ -368,8 +399,12 @@ void cdn_progress_park(long timeout_ns)
     if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0) {
         struct epoll_event ev[2];
         int n = epoll_wait_ns(cdn_engine.park_epfd, ev, 2, timeout_ns);
-        for (int i = 0; i < n; i++)
-            drain_fd(ev[i].data.ptr == &timer_tag ? cdn_engine.timer_fd : cdn_engine.park_fd);
+        for (int i = 0; i < n; i++) {
+            if (ev[i].data.ptr == &timer_tag)
+                drain_timer();
+            else
+                drain_fd(cdn_engine.park_fd);
+        }
     }
     atomic_store_explicit(&cdn_engine.parked, false, memory_order_relaxed);
 }
@@ -429,7 +464,11 @@ void cdn_progress_want(enum cdn_want w, int delta)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
-        if (tp->ops->want != NULL && tp->ops->want(tp, (int)w, delta))
+        if (tp->ops->want == NULL || !tp->ops->want(tp, (int)w, delta) || cdn_progress_in_thread)
+            continue;
+        if (cdn_engine.thread_on)
+            wake_soon();  /* like started work: not inside the call that raised the want */
+        else
             kick_fd();
     }
 }

@@ -65,6 +65,8 @@ struct cdn_engine {
     int park_fd;                  /* eventfd: ends the park */
     int timer_fd;                 /* timerfd: wakes the thread a moment later */
     long start_delay_ns;          /* CADENCE_PROGRESS_START_DELAY_US */
+    atomic_bool timer_set;        /* timer_fd is armed and has not woken the thread yet */
+    atomic_int app_arming;        /* application threads inside the call arming it */
     atomic_bool thread_asleep;    /* the progress thread is (about to be) in epoll */
     atomic_bool thread_busy;      /* ... is running transport or deferred work */
     atomic_bool thread_shares_pu; /* ... is bound to the application's only PU */
@@ -94,6 +96,10 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
  * fall.  A rise from none re-checks the transports and wakes the sleeper
  * if what it now wants already arrived. */
 void cdn_progress_want(enum cdn_want w, int delta);
+/* Progress thread, just woken: if an application thread is still inside
+ * the call that armed the start timer, sleep until it is out (the thread
+ * would otherwise run its work inside that call). */
+void cdn_progress_let_app_out(void);
 /* Interrupt whoever sleeps in epoll (new queued work, shutdown). */
 void cdn_progress_kick(void);
 /* The transport that reaches a world rank, or NULL. */

@@ -135,6 +135,7 @@ static void *progress_main(void *arg)
             continue;
         }
         park_ns = 50000;
+        cdn_progress_let_app_out();
         atomic_store_explicit(&cdn_engine.thread_busy, true, memory_order_relaxed);
         int pn = cdn_progress_poll();
         atomic_store_explicit(&cdn_engine.thread_busy, false, memory_order_relaxed);

@@ -32,7 +32,7 @@ const struct cdn_param cdn_params[] = {
      "Bytes: a nonblocking or persistent collective moving at least this much hands its "
      "receives, copies and reductions to the progress thread when started, so it advances "
      "while the application computes; smaller ones start in the calling thread."},
-    {"CADENCE_PROGRESS_START_DELAY_US", "integer", "5", "library",
+    {"CADENCE_PROGRESS_START_DELAY_US", "integer", "10", "library",
      "When the progress thread shares the application's only processing unit: microseconds it "
      "waits before running work queued by a nonblocking call (a started collective), so that "
      "it preempts the application's computation rather than the call that queued the work. "

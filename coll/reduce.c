@@ -191,9 +191,12 @@ static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, void *acc, MPI
     }
 }
 
-/* Reduce-scatter then allgather around the ring, count split in p blocks. */
-static void allreduce_ring(struct cdn_sched *s, struct cdn_comm *c, void *acc, MPI_Count count,
-                           struct cdn_datatype *dt, struct cdn_op *op)
+/* Reduce-scatter then allgather around the ring, count split in p blocks.
+ * sbuf (NULL: in place, acc holds the data already): only the blocks that
+ * are reduced into acc are copied there, alongside the first exchange;
+ * this rank's own block is sent from sbuf and comes back in the allgather. */
+static void allreduce_ring(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *acc,
+                           MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
 {
     int p = c->size, r = c->rank;
     MPI_Count *cnt = cdn_sched_scratch(s, (size_t)p * sizeof *cnt);
@@ -206,9 +209,15 @@ static void allreduce_ring(struct cdn_sched *s, struct cdn_comm *c, void *acc, M
         off[i] = i == 0 ? 0 : off[i - 1] + (MPI_Aint)cnt[i - 1];
     }
     int right = (r + 1) % p, left = (r - 1 + p) % p;
+    for (int j = 0; sbuf != NULL && j < p - 1; j++) {
+        int rb = (r - j - 1 + p) % p;
+        cdn_sched_copy(s, at(sbuf, off[rb], dt), cnt[rb], dt, at(acc, off[rb], dt), cnt[rb],
+                       dt);
+    }
     for (int j = 0; j < p - 1; j++) {
         int sb = (r - j + p) % p, rb = (r - j - 1 + p) % p;
-        cdn_sched_send(s, at(acc, off[sb], dt), cnt[sb], dt, right, j % 100);
+        const void *from = j == 0 && sbuf != NULL ? sbuf : acc;
+        cdn_sched_send(s, at(from, off[sb], dt), cnt[sb], dt, right, j % 100);
         cdn_sched_recv(s, tmp, cnt[rb], dt, left, j % 100);
         cdn_sched_round(s);
         cdn_sched_reduce(s, tmp, at(acc, off[rb], dt), cnt[rb], dt, op);
@@ -225,19 +234,20 @@ static void allreduce_ring(struct cdn_sched *s, struct cdn_comm *c, void *acc, M
 void cdn_coll_allreduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
                         MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
 {
-    if (sbuf != MPI_IN_PLACE) {
-        cdn_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
-        cdn_sched_round(s);
-    }
-    if (c->size == 1 || count == 0)
-        return;
     int alg = cdn_coll_forced(c, CDN_COLL_ALLREDUCE);
     if (alg == CDN_ALG_AUTO)
         alg = count * cdn_datatype_size(dt) >= ALLREDUCE_LONG && count >= c->size
                   ? CDN_ALLREDUCE_RING : CDN_ALLREDUCE_RECURSIVE_DOUBLING;
-    if (alg == CDN_ALLREDUCE_RING && op->commute)
-        allreduce_ring(s, c, rbuf, count, dt, op);
-    else
+    bool ring = c->size > 1 && count > 0 && alg == CDN_ALLREDUCE_RING && op->commute;
+    if (ring) {  /* copies only what it reduces into */
+        allreduce_ring(s, c, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, count, dt, op);
+        return;
+    }
+    if (sbuf != MPI_IN_PLACE) {
+        cdn_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
+        cdn_sched_round(s);
+    }
+    if (c->size > 1 && count > 0)
         allreduce_rd(s, c, rbuf, count, dt, op);
 }
 

@@ -242,18 +242,23 @@ static void wake_soon(void)
     cdn_progress_unpark();
 }
 
+/* Sleep on park_fd and the timer up to timeout_ns; drain what woke us. */
+static void park_wait(long timeout_ns)
+{
+    struct epoll_event ev[2];
+    int n = epoll_wait_ns(cdn_engine.park_epfd, ev, 2, timeout_ns);
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.ptr == &timer_tag)
+            drain_timer();
+        else
+            drain_fd(cdn_engine.park_fd);
+    }
+}
+
 void cdn_progress_let_app_out(void)
 {
-    while (atomic_load_explicit(&cdn_engine.app_arming, memory_order_acquire) > 0) {
-        struct epoll_event ev[2];
-        int n = epoll_wait_ns(cdn_engine.park_epfd, ev, 2, cdn_engine.start_delay_ns);
-        for (int i = 0; i < n; i++) {
-            if (ev[i].data.ptr == &timer_tag)
-                drain_timer();
-            else
-                drain_fd(cdn_engine.park_fd);
-        }
-    }
+    while (atomic_load_explicit(&cdn_engine.app_arming, memory_order_acquire) > 0)
+        park_wait(cdn_engine.start_delay_ns);
 }
 
 void cdn_progress_defer(struct cdn_work *w)
@@ -396,16 +401,8 @@ void cdn_progress_park(long timeout_ns)
 {
     atomic_store_explicit(&cdn_engine.parked, true, memory_order_seq_cst);
     /* an unpark after this look writes park_fd: epoll does not sleep */
-    if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0) {
-        struct epoll_event ev[2];
-        int n = epoll_wait_ns(cdn_engine.park_epfd, ev, 2, timeout_ns);
-        for (int i = 0; i < n; i++) {
-            if (ev[i].data.ptr == &timer_tag)
-                drain_timer();
-            else
-                drain_fd(cdn_engine.park_fd);
-        }
-    }
+    if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0)
+        park_wait(timeout_ns);
     atomic_store_explicit(&cdn_engine.parked, false, memory_order_relaxed);
 }
 

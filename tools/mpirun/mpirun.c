@@ -180,14 +180,23 @@ static void rank_exited(struct rank *r, int status)
     }
 }
 
+/* How long a rank that left without MPI_Finalize waits to be blamed while
+ * a killed rank may still be on its way to becoming a zombie. */
+#define KILLED_GRACE_MS 200
+
 /* Reap every exited rank.  When several ended before we looked, those
  * killed by a signal are reported first: waitpid(-1) returns them oldest
  * child first, not in the order they died, and a killed rank is what makes
  * the others exit (a survivor that saw the failure and left must not be
- * named as the cause). */
+ * named as the cause).  A killed process closes its sockets before it is a
+ * zombie, so a survivor that saw the close can exit and be seen first:
+ * before naming a rank that left without MPI_Finalize, wait up to
+ * KILLED_GRACE_MS for a killed one to show. */
 static void reap(void)
 {
+    int64_t deadline = -1;
     for (int pass = 0; pass < 2; pass++) {
+        bool blame_pending = false;
         for (int i = 0; i < job.size; i++) {
             struct rank *r = &job.ranks[i];
             if (r->state != RANK_RUNNING || r->pid <= 0)
@@ -196,11 +205,23 @@ static void reap(void)
             if (waitid(P_PID, (id_t)r->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
                 info.si_pid != r->pid)
                 continue;  /* still running */
-            if (pass == 0 && info.si_code == CLD_EXITED)
+            if (pass == 0 && info.si_code == CLD_EXITED) {
+                mpirun_server_lock();
+                blame_pending |= !killing && r->connected && !r->finalized;
+                mpirun_server_unlock();
                 continue;  /* the second pass takes it */
+            }
             int status;
             if (waitpid(r->pid, &status, WNOHANG) == r->pid)
                 rank_exited(r, status);
+        }
+        if (pass == 0 && blame_pending && !killing && running > 1) {
+            if (deadline < 0)
+                deadline = now_ms() + KILLED_GRACE_MS;
+            if (now_ms() < deadline) {
+                usleep(1000);
+                pass = -1;  /* look again for a killed rank */
+            }
         }
     }
 }

@@ -18,6 +18,7 @@
  * hints are read from the communicator, see coll/coll.c).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/entry.h"
 #include "cdn_api_impl.h"
@@ -103,8 +104,59 @@ static int check_op(const char *fn, MPI_Op op, struct cdn_datatype *dt, struct c
     return cdn_op_check(op, dt, false, fn, out);
 }
 
-/* Commit the schedule and end the call as its form says. */
-static int launch(struct cdn_sched *s, const char *fn, int form, MPI_Request *request)
+/* Blocking calls moving at most this many bytes keep their schedule for an
+ * identical next call (coll/coll.c, "Kept schedules"). */
+#define KEEP_MAX_BYTES 65536
+
+/* Fill *k for a blocking intracommunicator call worth keeping, else NULL. */
+static struct cdn_coll_key *keep_key(struct cdn_coll_key *k, int form, struct cdn_comm *c,
+                                     int kind, int alg, const void *sbuf, void *rbuf,
+                                     MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op,
+                                     int root)
+{
+    if (form != F_BLOCK || c->inter ||
+        (dt != NULL && count * (MPI_Count)cdn_datatype_size(dt) > KEEP_MAX_BYTES))
+        return NULL;
+    memset(k, 0, sizeof *k);
+    k->kind = kind;
+    k->alg = alg;
+    k->root = root;
+    k->sbuf = sbuf;
+    k->rbuf = rbuf;
+    k->count = count;
+    k->dt = dt;
+    k->op = op;
+    return k;
+}
+
+/* Run a blocking call's schedule to the end; keep it (key) or free it. */
+static int run_blocking(struct cdn_request *r, struct cdn_comm *c, const struct cdn_coll_key *key)
+{
+    cdn_sched_run(r);
+    cdn_request_wait(r);
+    int err = r->status.MPI_ERROR;
+    if (key != NULL && err == MPI_SUCCESS)
+        cdn_coll_kept_put(c, key, r);
+    else
+        cdn_request_release(r);
+    return err;
+}
+
+/* Did a schedule kept for a call like this one run it (*rc: its result)?
+ * Otherwise the caller builds one. */
+static bool ran_kept(struct cdn_comm *c, const struct cdn_coll_key *key, int *rc)
+{
+    struct cdn_request *r = key != NULL ? cdn_coll_kept_take(c, key) : NULL;
+    if (r == NULL)
+        return false;
+    *rc = run_blocking(r, c, key);
+    return true;
+}
+
+/* Commit the schedule and end the call as its form says (key: a blocking
+ * call whose schedule, built persistent, is kept afterwards). */
+static int launch_keeping(struct cdn_sched *s, const char *fn, int form, MPI_Request *request,
+                          struct cdn_comm *c, const struct cdn_coll_key *key)
 {
     if (s == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a schedule", fn);
@@ -112,18 +164,17 @@ static int launch(struct cdn_sched *s, const char *fn, int form, MPI_Request *re
     int rc = cdn_sched_commit(s, fn, &r);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (form == F_BLOCK)
+        return run_blocking(r, c, key);
     if (form == F_NB)
         cdn_sched_start(r);
-    else if (form == F_BLOCK)
-        cdn_sched_run(r);
-    if (form != F_BLOCK) {
-        *request = cdn_request_publish(r);
-        return MPI_SUCCESS;
-    }
-    cdn_request_wait(r);
-    int err = r->status.MPI_ERROR;
-    cdn_request_release(r);
-    return err;
+    *request = cdn_request_publish(r);
+    return MPI_SUCCESS;
+}
+
+static int launch(struct cdn_sched *s, const char *fn, int form, MPI_Request *request)
+{
+    return launch_keeping(s, fn, form, request, NULL, NULL);
 }
 
 /* ---- arrays: int or large, normalised to MPI_Count / MPI_Aint ---- */
@@ -249,12 +300,15 @@ static int do_barrier(const char *fn, MPI_Comm comm, int form, MPI_Request *requ
     int rc = begin(fn, comm, form, request, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS);
+    struct cdn_coll_key kk, *key = keep_key(&kk, form, c, 1, 0, NULL, NULL, 0, NULL, NULL, 0);
+    if (ran_kept(c, key, &rc))
+        return rc;
+    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS || key != NULL);
     if (s != NULL && c->inter)
         cdn_coll_inter_barrier(s, c);
     else if (s != NULL)
         cdn_coll_barrier(s, c);
-    return launch(s, fn, form, request);
+    return launch_keeping(s, fn, form, request, c, key);
 }
 
 int cdn_MPI_Barrier(MPI_Comm comm)
@@ -290,12 +344,16 @@ static int do_bcast(const char *fn, void *buffer, MPI_Count count, MPI_Datatype 
         rc = check_buf(fn, "buffer", buffer, count, datatype, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS);
+    struct cdn_coll_key kk, *key = keep_key(&kk, form, c, 2, cdn_coll_forced(c, CDN_COLL_BCAST),
+                                            NULL, buffer, count, dt, NULL, root);
+    if (ran_kept(c, key, &rc))
+        return rc;
+    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS || key != NULL);
     if (s != NULL && c->inter)
         cdn_coll_inter_bcast(s, c, buffer, count, dt, root);
     else if (s != NULL)
         cdn_coll_bcast(s, c, buffer, count, dt, root);
-    return launch(s, fn, form, request);
+    return launch_keeping(s, fn, form, request, c, key);
 }
 #define BCAST_P(C, CA, D) void *buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm
 COLL_FORMS(Bcast, bcast, BCAST_P, buffer, count, datatype, root, comm)
@@ -646,9 +704,20 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
         rc = check_op(fn, op, dt, &o);
     if (rc == MPI_SUCCESS && significant && contributes)
         rc = check_aliased(fn, sendbuf, recvbuf, count);
+    struct cdn_coll_key kk, *key = NULL;
+    if (rc == MPI_SUCCESS && (kind == R_ALLREDUCE || kind == R_REDUCE)) {
+        bool all = kind == R_ALLREDUCE;
+        key = keep_key(&kk, form, c, all ? 3 : 4,
+                       cdn_coll_forced(c, all ? CDN_COLL_ALLREDUCE : CDN_COLL_REDUCE), sendbuf,
+                       recvbuf, count, dt, o, root);
+        if (ran_kept(c, key, &rc)) {
+            arrays_free(&a);
+            return rc;
+        }
+    }
     struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {
-        s = cdn_coll_sched(c, form == F_PERS);
+        s = cdn_coll_sched(c, form == F_PERS || key != NULL);
         if (s != NULL) {
             switch (c->inter ? R_INTER : kind) {
             case R_INTER:  /* scan and exscan were refused */
@@ -677,7 +746,7 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
         }
     }
     arrays_free(&a);
-    return rc != MPI_SUCCESS ? rc : launch(s, fn, form, request);
+    return rc != MPI_SUCCESS ? rc : launch_keeping(s, fn, form, request, c, key);
 }
 
 static int do_reduce(const char *fn, const void *sendbuf, void *recvbuf, MPI_Count count,

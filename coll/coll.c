@@ -10,6 +10,19 @@
  * Persistent collectives take their number at init (initialisations are
  * ordered), so their starts need no common order.
  *
+ * Kept schedules: building a schedule costs a few microseconds (its nodes
+ * and their persistent requests), as much as a small collective's whole
+ * exchange.  A blocking barrier, broadcast, reduce or allreduce moving
+ * little (api/coll.c) builds its schedule persistent, and after the call
+ * the communicator keeps it (the last KEPT_MAX such calls): a later call
+ * with the same buffers, count, type, op, root and algorithm choice runs
+ * it again, like MPI_Start, under that call's own sequence number -- so
+ * whether a rank finds a kept schedule never changes the tags all ranks
+ * agree on.  Kept schedules hold references on their datatypes and op,
+ * whose addresses therefore cannot be reused for other objects, and on the
+ * communicator: MPI_Comm_free and MPI_Finalize drop them (runtime/comm.c,
+ * coll_drop).
+ *
  * Selection: CADENCE_<COLL>_ALGORITHM wins over the communicator's info
  * key cadence_<coll>_algorithm (the person launching the job overrides
  * what the program asked for); otherwise the builders choose by message and
@@ -23,19 +36,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress/request.h"
 #include "runtime/comm.h"
 #include "runtime/config.h"
 #include "sched/sched.h"
 
 #define SEQ_BITS 22
+#define KEPT_MAX 4
+
+struct kept {
+    struct cdn_request *r;  /* NULL: free slot */
+    struct cdn_coll_key key;
+};
 
 struct coll_state {
     atomic_uint seq;
+    pthread_mutex_t lock;  /* kept[] */
+    struct kept kept[KEPT_MAX];
+    unsigned evict;
 };
 
 static void state_free(struct cdn_comm *comm)
 {
-    free(comm->coll);
+    struct coll_state *st = comm->coll;
+    for (int i = 0; i < KEPT_MAX; i++)
+        if (st->kept[i].r != NULL)
+            cdn_request_release(st->kept[i].r);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
     comm->coll = NULL;
 }
 
@@ -48,14 +76,22 @@ static struct coll_state *state_of(struct cdn_comm *comm)
     if (fresh == NULL)
         return NULL;
     atomic_init(&fresh->seq, 0);
+    pthread_mutex_init(&fresh->lock, NULL);
     void *expected = NULL;
     if (__atomic_compare_exchange_n(&comm->coll, &expected, fresh, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         comm->coll_free = state_free;
         return fresh;
     }
+    pthread_mutex_destroy(&fresh->lock);
     free(fresh);
     return expected;
+}
+
+static int next_tag(struct coll_state *st)
+{
+    unsigned seq = atomic_fetch_add_explicit(&st->seq, 1, memory_order_relaxed);
+    return (int)((seq & ((1u << SEQ_BITS) - 1)) * CDN_SCHED_SUBTAGS);
 }
 
 struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent)
@@ -63,9 +99,48 @@ struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent)
     struct coll_state *st = state_of(comm);
     if (st == NULL)
         return NULL;
-    unsigned seq = atomic_fetch_add_explicit(&st->seq, 1, memory_order_relaxed);
-    int tag = (int)((seq & ((1u << SEQ_BITS) - 1)) * CDN_SCHED_SUBTAGS);
-    return cdn_sched_new(comm, tag, persistent);
+    return cdn_sched_new(comm, next_tag(st), persistent);
+}
+
+struct cdn_request *cdn_coll_kept_take(struct cdn_comm *comm, const struct cdn_coll_key *k)
+{
+    struct coll_state *st = state_of(comm);
+    if (st == NULL)
+        return NULL;
+    struct cdn_request *r = NULL;
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < KEPT_MAX && r == NULL; i++) {
+        if (st->kept[i].r != NULL && memcmp(&st->kept[i].key, k, sizeof *k) == 0) {
+            r = st->kept[i].r;
+            st->kept[i].r = NULL;
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    if (r != NULL)
+        cdn_sched_retag(r, next_tag(st));
+    return r;
+}
+
+void cdn_coll_kept_put(struct cdn_comm *comm, const struct cdn_coll_key *k, struct cdn_request *r)
+{
+    struct coll_state *st = comm->coll;
+    if (st == NULL || !cdn_sched_reusable(r)) {
+        cdn_request_release(r);
+        return;
+    }
+    pthread_mutex_lock(&st->lock);
+    int slot = -1;
+    for (int i = 0; i < KEPT_MAX && slot < 0; i++)
+        if (st->kept[i].r == NULL)
+            slot = i;
+    if (slot < 0)
+        slot = (int)(st->evict++ % KEPT_MAX);
+    struct cdn_request *old = st->kept[slot].r;
+    st->kept[slot].r = r;
+    st->kept[slot].key = *k;
+    pthread_mutex_unlock(&st->lock);
+    if (old != NULL)
+        cdn_request_release(old);
 }
 
 /* ---- selection ---- */

@@ -42,6 +42,25 @@ struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent);
  * CDN_ALG_AUTO.  An unknown name is reported once on stderr and ignored. */
 int cdn_coll_forced(struct cdn_comm *comm, enum cdn_coll_id id);
 
+/* A blocking collective call, as far as its schedule goes: an identical
+ * later call on the same communicator may run the schedule again (coll.c,
+ * "Kept schedules").  Zero it before filling it in (it is compared
+ * bytewise). */
+struct cdn_coll_key {
+    int kind, root, alg;
+    const void *sbuf;
+    void *rbuf;
+    MPI_Count count;
+    struct cdn_datatype *dt;
+    struct cdn_op *op;
+};
+/* The schedule kept for a call like k, with this call's tags (it takes the
+ * call's sequence number, as cdn_coll_sched would), or NULL: build one. */
+struct cdn_request *cdn_coll_kept_take(struct cdn_comm *comm, const struct cdn_coll_key *k);
+/* A blocking call's schedule (built persistent) ran without error: keep it
+ * for the next call like k, or free it.  Takes the caller's reference. */
+void cdn_coll_kept_put(struct cdn_comm *comm, const struct cdn_coll_key *k, struct cdn_request *r);
+
 void cdn_coll_barrier(struct cdn_sched *s, struct cdn_comm *c);
 void cdn_coll_bcast(struct cdn_sched *s, struct cdn_comm *c, void *buf, MPI_Count count,
                     struct cdn_datatype *dt, int root);

@@ -140,8 +140,18 @@ int cdn_comm_publish(struct cdn_comm *c, MPI_Comm *handle, const char *caller)
     return MPI_SUCCESS;
 }
 
+/* The collectives' state may hold requests, which hold the communicator
+ * (coll/coll.c, "Kept schedules"): drop it with the user's handle. */
+static void coll_drop(struct cdn_comm *c)
+{
+    if (c->coll_free != NULL)
+        c->coll_free(c);
+    c->coll_free = NULL;
+}
+
 void cdn_comm_unpublish(struct cdn_comm *c)
 {
+    coll_drop(c);
     cdn_handle_free(&comms, c->handle);
     cdn_comm_release(c);
 }
@@ -185,13 +195,17 @@ int cdn_comm_init_builtin(int world_rank, int world_size)
     return MPI_SUCCESS;
 }
 
+void cdn_comm_drop_coll_builtin(void)
+{
+    for (int i = 0; i < 2; i++)
+        coll_drop(&builtin[i]);
+}
+
 void cdn_comm_finalize_builtin(void)
 {
     for (int i = 0; i < 2; i++) {
         struct cdn_comm *c = &builtin[i];
-        if (c->coll_free != NULL)
-            c->coll_free(c);
-        c->coll_free = NULL;
+        coll_drop(c);
         c->coll = NULL;
         cdn_attr_list_discard(&c->attrs);
         cdn_info_destroy(c->info);

@@ -135,6 +135,9 @@ struct cdn_errhandler *cdn_comm_errh(struct cdn_comm *comm);
 void cdn_comm_set_errh(struct cdn_comm *comm, struct cdn_errhandler *eh);
 /* Set up MPI_COMM_WORLD and MPI_COMM_SELF for this process; undo it. */
 int cdn_comm_init_builtin(int world_rank, int world_size);
+/* Before the progress engine goes: drop the predefined communicators'
+ * collective state (it may hold requests). */
+void cdn_comm_drop_coll_builtin(void);
 void cdn_comm_finalize_builtin(void);
 
 #endif

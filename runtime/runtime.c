@@ -102,6 +102,7 @@ out:
 static int teardown(void)
 {
     cdn_win_finalize();  /* windows hold communicators: before progress goes */
+    cdn_comm_drop_coll_builtin();  /* kept schedules are requests */
     cdn_progress_finalize();
     cdn_scratch_trim();
     atomic_store_explicit(&cdn_rt.state, CDN_STATE_FINALIZED, memory_order_release);

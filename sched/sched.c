@@ -650,6 +650,28 @@ static int start_instance(struct cdn_request *r, bool defer)
     return MPI_SUCCESS;
 }
 
+bool cdn_sched_reusable(struct cdn_request *r)
+{
+    struct cdn_sched *s = sched_of(r);
+    if (!r->persistent)
+        return false;
+    for (int i = 0; i < s->n; i++)
+        if (s->nodes[i].kind == N_REQUEST || s->nodes[i].kind == N_CALLBACK)
+            return false;
+    return true;
+}
+
+void cdn_sched_retag(struct cdn_request *r, int base_tag)
+{
+    struct cdn_sched *s = sched_of(r);
+    for (int i = 0; i < s->n; i++) {
+        struct node *nd = &s->nodes[i];
+        if (nd->kind == N_SEND || nd->kind == N_RECV)
+            nd->child->u.p2p.tag += base_tag - s->tag;
+    }
+    s->tag = base_tag;
+}
+
 int cdn_sched_start(struct cdn_request *r)
 {
     return start_instance(r, true);

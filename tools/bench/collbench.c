@@ -18,7 +18,8 @@
  *                         shows it.
  *   collbench persistent  time per operation of MPI_Allreduce_init +
  *                         MPI_Start/MPI_Wait against MPI_Iallreduce + MPI_Wait
- *                         at small sizes (the persistent rows need MPI >= 4)
+ *                         and blocking MPI_Allreduce at small sizes (the
+ *                         persistent rows need MPI >= 4)
  *
  * Output: CSV lines "test,param,value,unit" on rank 0; each point is the
  * median of a few repetitions of a timed loop.
@@ -174,6 +175,17 @@ static void persistent(void)
             nb[r] = timed(IALLREDUCE, sb, rb, sizes[s], 0, iters);
         if (rank == 0)
             printf("persistent,iallreduce-%ld,%.2f,us\n", sizes[s], median_of(nb) * 1e6);
+        double bl[REPS];
+        for (int r = 0; r < REPS; r++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < iters; i++)
+                MPI_Allreduce(sb, rb, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            double t = (MPI_Wtime() - t0) / iters;
+            MPI_Allreduce(&t, &bl[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        }
+        if (rank == 0)
+            printf("persistent,allreduce-%ld,%.2f,us\n", sizes[s], median_of(bl) * 1e6);
 #if MPI_VERSION >= 4
         MPI_Request req;
         MPI_Allreduce_init(sb, rb, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req);

@@ -29,7 +29,8 @@ Benchmarks:
   coll-overlap     collbench.c, 2 ranks: OSU overlap of Iallreduce, Ibcast,
                    Ialltoall at 64 KiB and 1 MiB (%)
   coll-otimes      the overall, compute and pure-communication times behind it (us)
-  coll-persistent  MPI_Allreduce_init+Start/Wait vs MPI_Iallreduce+Wait,
+  coll-persistent  MPI_Allreduce_init+Start/Wait vs MPI_Iallreduce+Wait
+                   vs blocking MPI_Allreduce,
                    8..4096 bytes (us per operation; init rows only for MPI >= 4)
   coll      the three collbench tests
 

@@ -1,0 +1,176 @@
+/*
+ * Kept schedules (coll/coll.c): a small blocking collective keeps its
+ * schedule for an identical next call.  Every result is checked against
+ * a serial reference while the calls are arranged so that ranks find kept
+ * schedules at different times (one rank reuses its buffers, the others
+ * alternate), more distinct calls than are kept cycle through, nonblocking
+ * collectives interleave, and user ops, datatypes and communicators that
+ * kept schedules refer to are freed and replaced.
+ */
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, failures;
+
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            fprintf(stderr, "rank %d: ", rank);            \
+            fprintf(stderr, __VA_ARGS__);                  \
+            fprintf(stderr, "\n");                         \
+            failures++;                                    \
+        }                                                  \
+    } while (0)
+
+enum { N = 8 };
+
+/* Rank r contributes r + it + i at element i. */
+static void fill(double *v, int r, int it)
+{
+    for (int i = 0; i < N; i++)
+        v[i] = r + it + i;
+}
+
+static double sum_of(int it, int i)
+{
+    return (double)size * (size - 1) / 2 + (double)size * (it + i);
+}
+
+/* Blocking allreduce, reduce, bcast and barrier in a loop; rank 0 always
+ * uses the same buffers, the others alternate between two pairs, so hits
+ * and misses differ across ranks. */
+static void mixed_hits(MPI_Comm comm)
+{
+    double sb[2][N], rb[2][N];
+    for (int it = 0; it < 40; it++) {
+        int k = rank == 0 ? 0 : it % 2;
+        fill(sb[k], rank, it);
+        MPI_Allreduce(sb[k], rb[k], N, MPI_DOUBLE, MPI_SUM, comm);
+        for (int i = 0; i < N; i++)
+            CHECK(rb[k][i] == sum_of(it, i), "allreduce it %d [%d] = %g, want %g", it, i,
+                  rb[k][i], sum_of(it, i));
+        int root = it % size;
+        memset(rb[k], 0, sizeof rb[k]);
+        MPI_Reduce(sb[k], rb[k], N, MPI_DOUBLE, MPI_SUM, root, comm);
+        if (rank == root)
+            for (int i = 0; i < N; i++)
+                CHECK(rb[k][i] == sum_of(it, i), "reduce it %d root %d [%d] = %g", it, root, i,
+                      rb[k][i]);
+        int v[3] = {0, 0, 0};
+        if (rank == root)
+            v[0] = it, v[1] = 2 * it, v[2] = 3 * it;
+        MPI_Bcast(v, 3, MPI_INT, root, comm);
+        CHECK(v[0] == it && v[1] == 2 * it && v[2] == 3 * it, "bcast it %d: %d %d %d", it, v[0],
+              v[1], v[2]);
+        MPI_Barrier(comm);
+    }
+}
+
+/* Six distinct calls cycling through four kept slots, with a nonblocking
+ * allreduce outstanding across some of them. */
+static void cycling(MPI_Comm comm)
+{
+    double sb[6][N], rb[6][N], nsb[N], nrb[N];
+    for (int it = 0; it < 30; it++) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (it % 3 == 0) {
+            fill(nsb, rank, it + 100);
+            MPI_Iallreduce(nsb, nrb, N, MPI_DOUBLE, MPI_SUM, comm, &req);
+        }
+        int k = it % 6;
+        fill(sb[k], rank, it);
+        MPI_Allreduce(sb[k], rb[k], N - k, MPI_DOUBLE, MPI_SUM, comm);
+        for (int i = 0; i < N - k; i++)
+            CHECK(rb[k][i] == sum_of(it, i), "cycling it %d [%d] = %g", it, i, rb[k][i]);
+        if (req != MPI_REQUEST_NULL) {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            for (int i = 0; i < N; i++)
+                CHECK(nrb[i] == sum_of(it + 100, i), "iallreduce it %d [%d] = %g", it, i, nrb[i]);
+        }
+    }
+}
+
+static void op_max(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    double *a = in, *b = inout;
+    for (int i = 0; i < *len; i++)
+        b[i] = a[i] > b[i] ? a[i] : b[i];
+}
+
+static void op_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    double *a = in, *b = inout;
+    for (int i = 0; i < *len; i++)
+        b[i] += a[i];
+}
+
+/* The same buffers with a user op freed and another created (the new op
+ * may get the old one's handle), then a datatype freed and replaced by one
+ * of another layout. */
+static void replaced_objects(MPI_Comm comm)
+{
+    double sb[2 * N], rb[2 * N];
+    for (int round = 0; round < 4; round++) {
+        MPI_Op op;
+        MPI_Op_create(round % 2 ? op_max : op_sum, 1, &op);
+        for (int it = 0; it < 3; it++) {
+            fill(sb, rank, it);
+            MPI_Allreduce(sb, rb, N, MPI_DOUBLE, op, comm);
+            for (int i = 0; i < N; i++) {
+                double want = round % 2 ? size - 1 + it + i : sum_of(it, i);
+                CHECK(rb[i] == want, "user op round %d it %d [%d] = %g, want %g", round, it, i,
+                      rb[i], want);
+            }
+        }
+        MPI_Op_free(&op);
+    }
+    for (int round = 0; round < 4; round++) {
+        MPI_Datatype t;
+        if (round % 2)
+            MPI_Type_vector(N, 1, 2, MPI_DOUBLE, &t);  /* every other element */
+        else
+            MPI_Type_contiguous(N, MPI_DOUBLE, &t);
+        MPI_Type_commit(&t);
+        for (int it = 0; it < 3; it++) {
+            for (int i = 0; i < 2 * N; i++) {
+                sb[i] = rank + it + i;
+                rb[i] = -1;
+            }
+            MPI_Allreduce(sb, rb, 1, t, MPI_SUM, comm);
+            for (int i = 0; i < 2 * N; i++) {
+                bool in = round % 2 ? (i % 2 == 0 && i < 2 * N - 1) : i < N;
+                double want = in ? sum_of(it, i) : -1;
+                CHECK(rb[i] == want, "type round %d it %d [%d] = %g, want %g", round, it, i,
+                      rb[i], want);
+            }
+        }
+        MPI_Type_free(&t);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mixed_hits(MPI_COMM_WORLD);
+    cycling(MPI_COMM_WORLD);
+    replaced_objects(MPI_COMM_WORLD);
+    for (int d = 0; d < 3; d++) {  /* communicators freed with kept schedules */
+        MPI_Comm dup;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        mixed_hits(dup);
+        MPI_Comm_free(&dup);
+    }
+    int all;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("t_coll_kept: %s (%d failures)\n", all == 0 ? "ok" : "FAILED", all);
+    MPI_Finalize();
+    return all == 0 ? 0 : 1;
+}

@@ -108,6 +108,9 @@ static int check_op(const char *fn, MPI_Op op, struct cdn_datatype *dt, struct c
  * identical next call (coll/coll.c, "Kept schedules"). */
 #define KEEP_MAX_BYTES 65536
 
+/* Which collective a kept schedule is (cdn_coll_key.kind). */
+enum keep_kind { KEEP_BARRIER = 1, KEEP_BCAST, KEEP_ALLREDUCE, KEEP_REDUCE };
+
 /* Fill *k for a blocking intracommunicator call worth keeping, else NULL. */
 static struct cdn_coll_key *keep_key(struct cdn_coll_key *k, int form, struct cdn_comm *c,
                                      int kind, int alg, const void *sbuf, void *rbuf,
@@ -300,7 +303,7 @@ static int do_barrier(const char *fn, MPI_Comm comm, int form, MPI_Request *requ
     int rc = begin(fn, comm, form, request, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct cdn_coll_key kk, *key = keep_key(&kk, form, c, 1, 0, NULL, NULL, 0, NULL, NULL, 0);
+    struct cdn_coll_key kk, *key = keep_key(&kk, form, c, KEEP_BARRIER, 0, NULL, NULL, 0, NULL, NULL, 0);
     if (ran_kept(c, key, &rc))
         return rc;
     struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS || key != NULL);
@@ -344,7 +347,7 @@ static int do_bcast(const char *fn, void *buffer, MPI_Count count, MPI_Datatype 
         rc = check_buf(fn, "buffer", buffer, count, datatype, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct cdn_coll_key kk, *key = keep_key(&kk, form, c, 2, cdn_coll_forced(c, CDN_COLL_BCAST),
+    struct cdn_coll_key kk, *key = keep_key(&kk, form, c, KEEP_BCAST, cdn_coll_forced(c, CDN_COLL_BCAST),
                                             NULL, buffer, count, dt, NULL, root);
     if (ran_kept(c, key, &rc))
         return rc;
@@ -707,7 +710,7 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
     struct cdn_coll_key kk, *key = NULL;
     if (rc == MPI_SUCCESS && (kind == R_ALLREDUCE || kind == R_REDUCE)) {
         bool all = kind == R_ALLREDUCE;
-        key = keep_key(&kk, form, c, all ? 3 : 4,
+        key = keep_key(&kk, form, c, all ? KEEP_ALLREDUCE : KEEP_REDUCE,
                        cdn_coll_forced(c, all ? CDN_COLL_ALLREDUCE : CDN_COLL_REDUCE), sendbuf,
                        recvbuf, count, dt, o, root);
         if (ran_kept(c, key, &rc)) {

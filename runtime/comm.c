@@ -110,10 +110,19 @@ struct cdn_comm *cdn_comm_new(struct cdn_group *group, struct cdn_group *remote,
     return c;
 }
 
-void cdn_comm_destroy(struct cdn_comm *c)
+/* The collectives' state may hold requests, which hold the communicator
+ * (coll/coll.c, "Kept schedules"): drop it with the user's handle
+ * (and at the latest when the communicator goes). */
+static void coll_drop(struct cdn_comm *c)
 {
     if (c->coll_free != NULL)
         c->coll_free(c);
+    c->coll_free = NULL;
+}
+
+void cdn_comm_destroy(struct cdn_comm *c)
+{
+    coll_drop(c);
     cdn_attr_list_discard(&c->attrs);
     cdn_ctxid_free(c->context_id);
     cdn_group_release(c->group);
@@ -138,15 +147,6 @@ int cdn_comm_publish(struct cdn_comm *c, MPI_Comm *handle, const char *caller)
     }
     *handle = c->handle;
     return MPI_SUCCESS;
-}
-
-/* The collectives' state may hold requests, which hold the communicator
- * (coll/coll.c, "Kept schedules"): drop it with the user's handle. */
-static void coll_drop(struct cdn_comm *c)
-{
-    if (c->coll_free != NULL)
-        c->coll_free(c);
-    c->coll_free = NULL;
 }
 
 void cdn_comm_unpublish(struct cdn_comm *c)

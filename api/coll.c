@@ -104,21 +104,19 @@ static int check_op(const char *fn, MPI_Op op, struct cdn_datatype *dt, struct c
     return cdn_op_check(op, dt, false, fn, out);
 }
 
-/* Blocking calls moving at most this many bytes keep their schedule for an
- * identical next call (coll/coll.c, "Kept schedules"). */
-#define KEEP_MAX_BYTES 65536
-
 /* Which collective a kept schedule is (cdn_coll_key.kind). */
-enum keep_kind { KEEP_BARRIER = 1, KEEP_BCAST, KEEP_ALLREDUCE, KEEP_REDUCE };
+enum keep_kind { KEEP_BARRIER = 1, KEEP_BCAST, KEEP_ALLREDUCE, KEEP_REDUCE, KEEP_ALLTOALL };
 
-/* Fill *k for a blocking intracommunicator call worth keeping, else NULL. */
+/* Fill *k for a blocking or nonblocking intracommunicator call whose
+ * count elements of dt (a block, for alltoall) are at most
+ * cdn_coll_keep_max() bytes (coll/coll.c, "Kept schedules"), else NULL. */
 static struct cdn_coll_key *keep_key(struct cdn_coll_key *k, int form, struct cdn_comm *c,
                                      int kind, int alg, const void *sbuf, void *rbuf,
                                      MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op,
                                      int root)
 {
-    if (form != F_BLOCK || c->inter ||
-        (dt != NULL && count * (MPI_Count)cdn_datatype_size(dt) > KEEP_MAX_BYTES))
+    if (form == F_PERS || c->inter ||
+        (dt != NULL && count * (MPI_Count)cdn_datatype_size(dt) > cdn_coll_keep_max()))
         return NULL;
     memset(k, 0, sizeof *k);
     k->kind = kind;
@@ -132,32 +130,37 @@ static struct cdn_coll_key *keep_key(struct cdn_coll_key *k, int form, struct cd
     return k;
 }
 
-/* Run a blocking call's schedule to the end; keep it (key) or free it. */
-static int run_blocking(struct cdn_request *r, struct cdn_comm *c, const struct cdn_coll_key *key)
+/* Start r as the form says: run it to the end (blocking: its result), or
+ * start it and hand it to the user (nonblocking).  Takes the caller's
+ * reference. */
+static int run_form(struct cdn_request *r, int form, MPI_Request *request)
 {
+    if (form != F_BLOCK) {
+        cdn_sched_start(r);
+        *request = cdn_request_publish(r);
+        return MPI_SUCCESS;
+    }
     cdn_sched_run(r);
     cdn_request_wait(r);
     int err = r->status.MPI_ERROR;
-    if (key != NULL && err == MPI_SUCCESS)
-        cdn_coll_kept_put(c, key, r);
-    else
-        cdn_request_release(r);
+    cdn_request_release(r);
     return err;
 }
 
 /* Did a schedule kept for a call like this one run it (*rc: its result)?
  * Otherwise the caller builds one. */
-static bool ran_kept(struct cdn_comm *c, const struct cdn_coll_key *key, int *rc)
+static bool ran_kept(struct cdn_comm *c, const struct cdn_coll_key *key, int form,
+                     MPI_Request *request, int *rc)
 {
     struct cdn_request *r = key != NULL ? cdn_coll_kept_take(c, key) : NULL;
     if (r == NULL)
         return false;
-    *rc = run_blocking(r, c, key);
+    *rc = run_form(r, form, request);
     return true;
 }
 
-/* Commit the schedule and end the call as its form says (key: a blocking
- * call whose schedule, built persistent, is kept afterwards). */
+/* Commit the schedule and end the call as its form says (key: a call whose
+ * schedule the communicator keeps for the next one like it). */
 static int launch_keeping(struct cdn_sched *s, const char *fn, int form, MPI_Request *request,
                           struct cdn_comm *c, const struct cdn_coll_key *key)
 {
@@ -167,12 +170,13 @@ static int launch_keeping(struct cdn_sched *s, const char *fn, int form, MPI_Req
     int rc = cdn_sched_commit(s, fn, &r);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (form == F_BLOCK)
-        return run_blocking(r, c, key);
-    if (form == F_NB)
-        cdn_sched_start(r);
-    *request = cdn_request_publish(r);
-    return MPI_SUCCESS;
+    if (form == F_PERS) {
+        *request = cdn_request_publish(r);
+        return MPI_SUCCESS;
+    }
+    if (key != NULL)
+        cdn_coll_kept_put(c, key, r);
+    return run_form(r, form, request);
 }
 
 static int launch(struct cdn_sched *s, const char *fn, int form, MPI_Request *request)
@@ -304,9 +308,9 @@ static int do_barrier(const char *fn, MPI_Comm comm, int form, MPI_Request *requ
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_coll_key kk, *key = keep_key(&kk, form, c, KEEP_BARRIER, 0, NULL, NULL, 0, NULL, NULL, 0);
-    if (ran_kept(c, key, &rc))
+    if (ran_kept(c, key, form, request, &rc))
         return rc;
-    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS || key != NULL);
+    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS);
     if (s != NULL && c->inter)
         cdn_coll_inter_barrier(s, c);
     else if (s != NULL)
@@ -349,9 +353,9 @@ static int do_bcast(const char *fn, void *buffer, MPI_Count count, MPI_Datatype 
         return rc;
     struct cdn_coll_key kk, *key = keep_key(&kk, form, c, KEEP_BCAST, cdn_coll_forced(c, CDN_COLL_BCAST),
                                             NULL, buffer, count, dt, NULL, root);
-    if (ran_kept(c, key, &rc))
+    if (ran_kept(c, key, form, request, &rc))
         return rc;
-    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS || key != NULL);
+    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS);
     if (s != NULL && c->inter)
         cdn_coll_inter_bcast(s, c, buffer, count, dt, root);
     else if (s != NULL)
@@ -601,6 +605,22 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
             rc = check_aliased(fn, sendbuf, recvbuf,
                                c->inter ? (p > 0 ? a.counts[1][0] : 0) : a.counts[1][c->rank]);
     }
+    struct cdn_coll_key kk, *key = NULL;
+    if (rc == MPI_SUCCESS && kind == 0) {
+        /* the key's count and dt: the send block; rcount and rdt: the receive block */
+        key = keep_key(&kk, form, c, KEEP_ALLTOALL, cdn_coll_forced(c, CDN_COLL_ALLTOALL),
+                       sendbuf, recvbuf, rcount, a.types[1][0], NULL, 0);
+        if (key != NULL) {
+            key->rcount = rcount;
+            key->rdt = a.types[1][0];
+            key->count = in_place ? 0 : scount;
+            key->dt = in_place ? NULL : a.types[0][0];
+        }
+        if (ran_kept(c, key, form, request, &rc)) {
+            arrays_free(&a);
+            return rc;
+        }
+    }
     struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {
         s = cdn_coll_sched(c, form == F_PERS);
@@ -612,7 +632,7 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
                                a.counts[1], a.displs[1], a.types[1], kind == 0);
     }
     arrays_free(&a);
-    return rc != MPI_SUCCESS ? rc : launch(s, fn, form, request);
+    return rc != MPI_SUCCESS ? rc : launch_keeping(s, fn, form, request, c, key);
 }
 
 static int do_alltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
@@ -713,14 +733,14 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
         key = keep_key(&kk, form, c, all ? KEEP_ALLREDUCE : KEEP_REDUCE,
                        cdn_coll_forced(c, all ? CDN_COLL_ALLREDUCE : CDN_COLL_REDUCE), sendbuf,
                        recvbuf, count, dt, o, root);
-        if (ran_kept(c, key, &rc)) {
+        if (ran_kept(c, key, form, request, &rc)) {
             arrays_free(&a);
             return rc;
         }
     }
     struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {
-        s = cdn_coll_sched(c, form == F_PERS || key != NULL);
+        s = cdn_coll_sched(c, form == F_PERS);
         if (s != NULL) {
             switch (c->inter ? R_INTER : kind) {
             case R_INTER:  /* scan and exscan were refused */

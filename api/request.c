@@ -253,17 +253,20 @@ int cdn_MPI_Test_cancelled(const MPI_Status *status, int *flag)
     return MPI_SUCCESS;
 }
 
+/* A request that cannot be started: its communicator's handler sees it. */
 static int start_check(struct cdn_request *r, enum lookup what, MPI_Request h, const char *caller)
 {
     if (what == L_NULL)
         return cdn_err(MPI_ERR_REQUEST, "%s: the request is MPI_REQUEST_NULL", caller);
-    if (!r->persistent || r->ops->start == NULL)
+    bool startable = r->persistent && r->ops->start != NULL;
+    if (startable && what != L_ACTIVE)
+        return MPI_SUCCESS;
+    cdn_api_request_error(r);
+    if (!startable)
         return cdn_err(MPI_ERR_REQUEST, "%s: request 0x%x is not a persistent request", caller,
                        (unsigned)h);
-    if (what == L_ACTIVE)
-        return cdn_err(MPI_ERR_REQUEST, "%s: persistent request 0x%x is already active", caller,
-                       (unsigned)h);
-    return MPI_SUCCESS;
+    return cdn_err(MPI_ERR_REQUEST, "%s: persistent request 0x%x is already active", caller,
+                   (unsigned)h);
 }
 
 int cdn_MPI_Start(MPI_Request *request)

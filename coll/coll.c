@@ -11,15 +11,22 @@
  * ordered), so their starts need no common order.
  *
  * Kept schedules: building a schedule costs a few microseconds (its nodes
- * and their persistent requests), as much as a small collective's whole
- * exchange.  A blocking barrier, broadcast, reduce or allreduce moving
- * little (api/coll.c) builds its schedule persistent, and after the call
- * the communicator keeps it (the last KEPT_MAX such calls): a later call
- * with the same buffers, count, type, op, root and algorithm choice runs
- * it again, like MPI_Start, under that call's own sequence number -- so
- * whether a rank finds a kept schedule never changes the tags all ranks
- * agree on.  Kept schedules hold references on their datatypes and op,
- * whose addresses therefore cannot be reused for other objects, and on the
+ * and their requests), as much as a small collective's whole exchange and
+ * most of what a nonblocking call may spend before the computation it
+ * overlaps.  A blocking or nonblocking barrier, broadcast, reduce,
+ * allreduce or alltoall on an intracommunicator moving at most
+ * CADENCE_COLL_KEEP_BYTES leaves its schedule with the communicator, which
+ * keeps the last KEPT_MAX: a later call with the same buffers, counts,
+ * types, op, root and algorithm choice runs it again, like MPI_Start, under
+ * that call's own sequence number -- so whether a rank finds a kept
+ * schedule never changes the tags all ranks agree on.  The slot holds one
+ * reference; a schedule is idle, free to run again, when that is the only
+ * one (no caller, user handle or running instance holds it), so a
+ * nonblocking call hands the kept schedule out as the user's request and
+ * it comes back when the user's MPI_Wait or MPI_Test frees the handle.  A
+ * schedule whose last run failed is not run again.  Kept schedules hold
+ * references on their datatypes and op, whose addresses therefore cannot
+ * be reused for other objects, on their scratch memory and on the
  * communicator: MPI_Comm_free and MPI_Finalize drop them (runtime/comm.c,
  * coll_drop).
  *
@@ -102,6 +109,28 @@ struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent)
     return cdn_sched_new(comm, next_tag(st), persistent);
 }
 
+MPI_Count cdn_coll_keep_max(void)
+{
+    static _Atomic MPI_Count max = -1;
+    MPI_Count m = atomic_load_explicit(&max, memory_order_relaxed);
+    if (m < 0) {
+        const char *v = cdn_param_str("CADENCE_COLL_KEEP_BYTES");
+        char *end = NULL;
+        long long n = v != NULL ? strtoll(v, &end, 10) : -1;
+        m = v != NULL && *end == '\0' && n >= 0 ? (MPI_Count)n : (MPI_Count)1 << 20;
+        atomic_store_explicit(&max, m, memory_order_relaxed);
+    }
+    return m;
+}
+
+/* Nobody but the slot holds r: no caller, user handle or running instance
+ * (whose engine reference goes last, after its completion).  Acquire: the
+ * last instance's writes are seen. */
+static bool idle(struct cdn_request *r)
+{
+    return atomic_load_explicit(&r->refs, memory_order_acquire) == 1;
+}
+
 struct cdn_request *cdn_coll_kept_take(struct cdn_comm *comm, const struct cdn_coll_key *k)
 {
     struct coll_state *st = state_of(comm);
@@ -110,9 +139,11 @@ struct cdn_request *cdn_coll_kept_take(struct cdn_comm *comm, const struct cdn_c
     struct cdn_request *r = NULL;
     pthread_mutex_lock(&st->lock);
     for (int i = 0; i < KEPT_MAX && r == NULL; i++) {
-        if (st->kept[i].r != NULL && memcmp(&st->kept[i].key, k, sizeof *k) == 0) {
-            r = st->kept[i].r;
-            st->kept[i].r = NULL;
+        struct cdn_request *x = st->kept[i].r;
+        if (x != NULL && memcmp(&st->kept[i].key, k, sizeof *k) == 0 && idle(x) &&
+            x->status.MPI_ERROR == MPI_SUCCESS) {
+            cdn_request_retain(x);
+            r = x;
         }
     }
     pthread_mutex_unlock(&st->lock);
@@ -124,10 +155,9 @@ struct cdn_request *cdn_coll_kept_take(struct cdn_comm *comm, const struct cdn_c
 void cdn_coll_kept_put(struct cdn_comm *comm, const struct cdn_coll_key *k, struct cdn_request *r)
 {
     struct coll_state *st = comm->coll;
-    if (st == NULL || !cdn_sched_reusable(r)) {
-        cdn_request_release(r);
+    if (st == NULL || !cdn_sched_reusable(r))
         return;
-    }
+    cdn_request_retain(r);
     pthread_mutex_lock(&st->lock);
     int slot = -1;
     for (int i = 0; i < KEPT_MAX && slot < 0; i++)
@@ -135,7 +165,7 @@ void cdn_coll_kept_put(struct cdn_comm *comm, const struct cdn_coll_key *k, stru
             slot = i;
     if (slot < 0)
         slot = (int)(st->evict++ % KEPT_MAX);
-    struct cdn_request *old = st->kept[slot].r;
+    struct cdn_request *old = st->kept[slot].r;  /* if in use, its holders keep it */
     st->kept[slot].r = r;
     st->kept[slot].key = *k;
     pthread_mutex_unlock(&st->lock);

@@ -42,23 +42,28 @@ struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent);
  * CDN_ALG_AUTO.  An unknown name is reported once on stderr and ignored. */
 int cdn_coll_forced(struct cdn_comm *comm, enum cdn_coll_id id);
 
-/* A blocking collective call, as far as its schedule goes: an identical
- * later call on the same communicator may run the schedule again (coll.c,
- * "Kept schedules").  Zero it before filling it in (it is compared
- * bytewise). */
+/* A blocking or nonblocking collective call, as far as its schedule goes:
+ * an identical later call on the same communicator may run the schedule
+ * again (coll.c, "Kept schedules").  Zero it before filling it in (it is
+ * compared bytewise).  r*: the receive side where it has its own count and
+ * type (alltoall). */
 struct cdn_coll_key {
     int kind, root, alg;
     const void *sbuf;
     void *rbuf;
-    MPI_Count count;
-    struct cdn_datatype *dt;
+    MPI_Count count, rcount;
+    struct cdn_datatype *dt, *rdt;
     struct cdn_op *op;
 };
-/* The schedule kept for a call like k, with this call's tags (it takes the
- * call's sequence number, as cdn_coll_sched would), or NULL: build one. */
+/* Largest call (bytes) whose schedule is kept: CADENCE_COLL_KEEP_BYTES. */
+MPI_Count cdn_coll_keep_max(void);
+/* An idle schedule kept for a call like k, retagged with this call's tags
+ * (it takes the call's sequence number, as cdn_coll_sched would), with a
+ * reference for the caller; or NULL: build one. */
 struct cdn_request *cdn_coll_kept_take(struct cdn_comm *comm, const struct cdn_coll_key *k);
-/* A blocking call's schedule (built persistent) ran without error: keep it
- * for the next call like k, or free it.  Takes the caller's reference. */
+/* Keep r (a schedule built for the call k, not persistent) for the next
+ * call like k: the communicator takes a reference of its own; the caller
+ * keeps its reference. */
 void cdn_coll_kept_put(struct cdn_comm *comm, const struct cdn_coll_key *k, struct cdn_request *r);
 
 void cdn_coll_barrier(struct cdn_sched *s, struct cdn_comm *c);

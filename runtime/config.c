@@ -32,6 +32,11 @@ const struct cdn_param cdn_params[] = {
      "Bytes: a nonblocking or persistent collective moving at least this much hands its "
      "receives, copies and reductions to the progress thread when started, so it advances "
      "while the application computes; smaller ones start in the calling thread."},
+    {"CADENCE_COLL_KEEP_BYTES", "integer", "1048576", "library",
+     "Bytes: a blocking or nonblocking barrier, bcast, reduce, allreduce or alltoall on an "
+     "intracommunicator moving at most this much (per buffer; per block for alltoall) leaves "
+     "its schedule with the communicator, which keeps the last four; an identical later call "
+     "runs it again instead of building one. 0 keeps only calls that move nothing (barrier)."},
     {"CADENCE_PROGRESS_START_DELAY_US", "integer", "10", "library",
      "When the progress thread shares the application's only processing unit: microseconds it "
      "waits before running work queued by a nonblocking call (a started collective), so that "

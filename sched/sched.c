@@ -653,8 +653,6 @@ static int start_instance(struct cdn_request *r, bool defer)
 bool cdn_sched_reusable(struct cdn_request *r)
 {
     struct cdn_sched *s = sched_of(r);
-    if (!r->persistent)
-        return false;
     for (int i = 0; i < s->n; i++)
         if (s->nodes[i].kind == N_REQUEST || s->nodes[i].kind == N_CALLBACK)
             return false;

@@ -84,9 +84,10 @@ void cdn_sched_on_free(struct cdn_sched *s, void (*fn)(void *arg), void *arg);
 /* Finish building: MPI_SUCCESS, or the error of a failed build (the
  * schedule is then freed).  *out gets the request. */
 int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out);
-/* Can an idle schedule built persistent run again under other tags
- * (cdn_sched_retag)?  Not when it holds nested requests or callbacks,
- * whose state is the builder's. */
+/* Can an idle schedule run again, under other tags (cdn_sched_retag)?
+ * Every schedule's nodes are made once and re-armed by each start, so any
+ * can, except one holding nested requests or callbacks, whose state is the
+ * builder's. */
 bool cdn_sched_reusable(struct cdn_request *r);
 /* Give a reusable idle schedule the tags of base_tag (as cdn_sched_new):
  * a schedule kept for an identical later call takes that call's tags. */

@@ -1,11 +1,13 @@
 /*
- * Kept schedules (coll/coll.c): a small blocking collective keeps its
- * schedule for an identical next call.  Every result is checked against
+ * Kept schedules (coll/coll.c): a small blocking or nonblocking collective
+ * leaves its schedule for an identical next call; a nonblocking call hands
+ * the kept schedule out as its request.  Every result is checked against
  * a serial reference while the calls are arranged so that ranks find kept
  * schedules at different times (one rank reuses its buffers, the others
  * alternate), more distinct calls than are kept cycle through, nonblocking
- * collectives interleave, and user ops, datatypes and communicators that
- * kept schedules refer to are freed and replaced.
+ * collectives interleave, identical nonblocking calls are outstanding at
+ * once, and user ops, datatypes and communicators that kept schedules
+ * refer to are freed and replaced.
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -93,6 +95,76 @@ static void cycling(MPI_Comm comm)
     }
 }
 
+/* Nonblocking calls repeated with the same arguments (rank 0 always, the
+ * others alternating between two buffer pairs for the allreduce), two
+ * identical Ibarriers outstanding together, completion by MPI_Waitall or
+ * by polling MPI_Testall, in-place alltoall, and a blocking allreduce
+ * alternating with a nonblocking one of the same key.  The handed-out
+ * request is an ordinary nonblocking one: MPI_Start refuses it and its
+ * completion sets the handle to MPI_REQUEST_NULL. */
+static void nonblocking(MPI_Comm comm)
+{
+    double sb[2][N], rb[2][N], bsb[N], brb[N];
+    int *asb = malloc(2 * size * sizeof(int)), *arb = malloc(2 * size * sizeof(int));
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    for (int it = 0; it < 40; it++) {
+        MPI_Request req[5];
+        int k = rank == 0 ? 0 : it % 2, root = it % size, v[3] = {0, 0, 0};
+        fill(sb[k], rank, it);
+        MPI_Iallreduce(sb[k], rb[k], N, MPI_DOUBLE, MPI_SUM, comm, &req[0]);
+        if (rank == root)
+            v[0] = it, v[1] = 2 * it, v[2] = 3 * it;
+        MPI_Ibcast(v, 3, MPI_INT, root, comm, &req[1]);
+        for (int j = 0; j < size; j++) {
+            asb[2 * j] = rank * 1000 + j + it;
+            asb[2 * j + 1] = -(rank * 1000 + j + it);
+        }
+        MPI_Ialltoall(asb, 2, MPI_INT, arb, 2, MPI_INT, comm, &req[2]);
+        MPI_Ibarrier(comm, &req[3]);
+        MPI_Ibarrier(comm, &req[4]);
+        if (it == 3)
+            CHECK(MPI_Start(&req[0]) != MPI_SUCCESS, "MPI_Start took a nonblocking request");
+        if (it % 2) {
+            MPI_Waitall(5, req, MPI_STATUSES_IGNORE);
+        } else {
+            int flag = 0;
+            while (!flag)
+                MPI_Testall(5, req, &flag, MPI_STATUSES_IGNORE);
+        }
+        for (int i = 0; i < 5; i++)
+            CHECK(req[i] == MPI_REQUEST_NULL, "it %d: request %d not freed by completion", it, i);
+        for (int i = 0; i < N; i++)
+            CHECK(rb[k][i] == sum_of(it, i), "iallreduce it %d [%d] = %g, want %g", it, i,
+                  rb[k][i], sum_of(it, i));
+        CHECK(v[0] == it && v[1] == 2 * it && v[2] == 3 * it, "ibcast it %d: %d %d %d", it, v[0],
+              v[1], v[2]);
+        for (int j = 0; j < size; j++)
+            CHECK(arb[2 * j] == j * 1000 + rank + it && arb[2 * j + 1] == -(j * 1000 + rank + it),
+                  "ialltoall it %d from %d: %d %d", it, j, arb[2 * j], arb[2 * j + 1]);
+        /* in place: every rank's block j becomes rank j's block for it */
+        for (int j = 0; j < size; j++)
+            arb[2 * j] = arb[2 * j + 1] = rank * 100 + j + it;
+        MPI_Request r;
+        MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, arb, 2, MPI_INT, comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (int j = 0; j < size; j++)
+            CHECK(arb[2 * j] == j * 100 + rank + it && arb[2 * j + 1] == j * 100 + rank + it,
+                  "in-place ialltoall it %d from %d: %d", it, j, arb[2 * j]);
+        fill(bsb, rank, it + 7);
+        if (it % 2) {
+            MPI_Allreduce(bsb, brb, N, MPI_DOUBLE, MPI_SUM, comm);
+        } else {
+            MPI_Iallreduce(bsb, brb, N, MPI_DOUBLE, MPI_SUM, comm, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+        for (int i = 0; i < N; i++)
+            CHECK(brb[i] == sum_of(it + 7, i), "mixed allreduce it %d [%d] = %g", it, i, brb[i]);
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+    free(asb);
+    free(arb);
+}
+
 static void op_max(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
@@ -160,11 +232,13 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     mixed_hits(MPI_COMM_WORLD);
     cycling(MPI_COMM_WORLD);
+    nonblocking(MPI_COMM_WORLD);
     replaced_objects(MPI_COMM_WORLD);
     for (int d = 0; d < 3; d++) {  /* communicators freed with kept schedules */
         MPI_Comm dup;
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);
         mixed_hits(dup);
+        nonblocking(dup);
         MPI_Comm_free(&dup);
     }
     int all;

@@ -36,6 +36,7 @@
 struct cdn_engine cdn_engine = {
     .poll_lock = PTHREAD_MUTEX_INITIALIZER,
     .work_lock = PTHREAD_MUTEX_INITIALIZER,
+    .timer_lock = PTHREAD_MUTEX_INITIALIZER,
     .epfd = -1,
     .wake_fd = -1,
     .spin_polls = 2000,
@@ -214,10 +215,13 @@ static void drain_timer(void)
 
 /* Get the sleeping progress thread to work: at once, or, when it shares the
  * application's processing unit, by the start timer.  One armed timer
- * serves every caller until it fires.  app_arming tells the thread, should
- * the timer fire before the system call that armed it has returned (this
- * VM's timer writes can take longer than the delay), that it would run
- * inside the application's call: it naps instead (cdn_progress_let_app_out). */
+ * serves every caller until it fires or an application thread that goes
+ * on to poll cancels it (timer_lock keeps timer_set true only while the
+ * timer is armed; the thread's drain may clear it early, which costs at
+ * most an extra arming).  app_arming tells the thread, should the timer
+ * fire before the system call that armed it has returned (this VM's timer
+ * writes can take longer than the delay), that it would run inside the
+ * application's call: it naps instead (cdn_progress_let_app_out). */
 static void wake_soon(void)
 {
     /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
@@ -228,18 +232,41 @@ static void wake_soon(void)
         return;
     if (cdn_engine.start_delay_ns > 0 &&
         atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed)) {
-        if (atomic_exchange_explicit(&cdn_engine.timer_set, true, memory_order_seq_cst))
+        if (atomic_load_explicit(&cdn_engine.timer_set, memory_order_seq_cst))
             return;
         struct itimerspec its = {.it_value = {cdn_engine.start_delay_ns / 1000000000L,
                                               cdn_engine.start_delay_ns % 1000000000L}};
         atomic_fetch_add_explicit(&cdn_engine.app_arming, 1, memory_order_seq_cst);
-        timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
+        pthread_mutex_lock(&cdn_engine.timer_lock);
+        if (!atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed)) {
+            timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
+            atomic_store_explicit(&cdn_engine.timer_set, true, memory_order_seq_cst);
+        }
+        pthread_mutex_unlock(&cdn_engine.timer_lock);
         atomic_fetch_sub_explicit(&cdn_engine.app_arming, 1, memory_order_release);
         return;
     }
     if (asleep)
         kick_fd();
     cdn_progress_unpark();
+}
+
+/* An application thread is about to poll in a blocking call: it runs the
+ * started work itself, and a start timer still to fire would only wake the
+ * progress thread to find it polling and park again -- two context
+ * switches and a timer interrupt on the shared processing unit, about
+ * 10 us of the waiter's time here, against one system call to disarm. */
+static void cancel_start_timer(void)
+{
+    if (!atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&cdn_engine.timer_lock);
+    if (atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed)) {
+        struct itimerspec off = {{0, 0}, {0, 0}};
+        timerfd_settime(cdn_engine.timer_fd, 0, &off, NULL);
+        atomic_store_explicit(&cdn_engine.timer_set, false, memory_order_seq_cst);
+    }
+    pthread_mutex_unlock(&cdn_engine.timer_lock);
 }
 
 /* Sleep on park_fd and the timer up to timeout_ns; drain what woke us. */
@@ -421,6 +448,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
     if (cond(arg))
         return;
     cdn_progress_app_enter();
+    cancel_start_timer();
     int idle = 0;
     for (;;) {
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);

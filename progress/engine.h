@@ -66,6 +66,7 @@ struct cdn_engine {
     int timer_fd;                 /* timerfd: wakes the thread a moment later */
     long start_delay_ns;          /* CADENCE_PROGRESS_START_DELAY_US */
     atomic_bool timer_set;        /* timer_fd is armed and has not woken the thread yet */
+    pthread_mutex_t timer_lock;   /* arming or disarming timer_fd with timer_set */
     atomic_int app_arming;        /* application threads inside the call arming it */
     atomic_bool thread_asleep;    /* the progress thread is (about to be) in epoll */
     atomic_bool thread_busy;      /* ... is running transport or deferred work */

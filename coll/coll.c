@@ -37,12 +37,14 @@
  */
 #include "coll/coll.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress/params.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
 #include "runtime/config.h"
@@ -111,13 +113,10 @@ struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent)
 
 MPI_Count cdn_coll_keep_max(void)
 {
-    static _Atomic MPI_Count max = -1;
+    static _Atomic MPI_Count max = -1;  /* read once: a bad value is reported once */
     MPI_Count m = atomic_load_explicit(&max, memory_order_relaxed);
     if (m < 0) {
-        const char *v = cdn_param_str("CADENCE_COLL_KEEP_BYTES");
-        char *end = NULL;
-        long long n = v != NULL ? strtoll(v, &end, 10) : -1;
-        m = v != NULL && *end == '\0' && n >= 0 ? (MPI_Count)n : (MPI_Count)1 << 20;
+        m = cdn_progress_param_long("CADENCE_COLL_KEEP_BYTES", 1L << 20, 0, LONG_MAX);
         atomic_store_explicit(&max, m, memory_order_relaxed);
     }
     return m;

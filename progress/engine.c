@@ -213,12 +213,28 @@ static void drain_timer(void)
     drain_fd(cdn_engine.timer_fd);
 }
 
+/* Arm (on: CADENCE_PROGRESS_START_DELAY_US away) or disarm the start
+ * timer unless it already is so.  timer_lock keeps timer_set true only
+ * while the timer is armed; the thread's drain may clear it early, which
+ * costs at most an extra arming. */
+static void start_timer(bool on)
+{
+    pthread_mutex_lock(&cdn_engine.timer_lock);
+    if (atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed) != on) {
+        struct itimerspec its = {{0, 0}, {0, 0}};
+        if (on)
+            its.it_value = (struct timespec){cdn_engine.start_delay_ns / 1000000000L,
+                                             cdn_engine.start_delay_ns % 1000000000L};
+        timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
+        atomic_store_explicit(&cdn_engine.timer_set, on, memory_order_seq_cst);
+    }
+    pthread_mutex_unlock(&cdn_engine.timer_lock);
+}
+
 /* Get the sleeping progress thread to work: at once, or, when it shares the
  * application's processing unit, by the start timer.  One armed timer
  * serves every caller until it fires or an application thread that goes
- * on to poll cancels it (timer_lock keeps timer_set true only while the
- * timer is armed; the thread's drain may clear it early, which costs at
- * most an extra arming).  app_arming tells the thread, should the timer
+ * on to poll cancels it.  app_arming tells the thread, should the timer
  * fire before the system call that armed it has returned (this VM's timer
  * writes can take longer than the delay), that it would run inside the
  * application's call: it naps instead (cdn_progress_let_app_out). */
@@ -234,15 +250,8 @@ static void wake_soon(void)
         atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed)) {
         if (atomic_load_explicit(&cdn_engine.timer_set, memory_order_seq_cst))
             return;
-        struct itimerspec its = {.it_value = {cdn_engine.start_delay_ns / 1000000000L,
-                                              cdn_engine.start_delay_ns % 1000000000L}};
         atomic_fetch_add_explicit(&cdn_engine.app_arming, 1, memory_order_seq_cst);
-        pthread_mutex_lock(&cdn_engine.timer_lock);
-        if (!atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed)) {
-            timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
-            atomic_store_explicit(&cdn_engine.timer_set, true, memory_order_seq_cst);
-        }
-        pthread_mutex_unlock(&cdn_engine.timer_lock);
+        start_timer(true);
         atomic_fetch_sub_explicit(&cdn_engine.app_arming, 1, memory_order_release);
         return;
     }
@@ -258,15 +267,8 @@ static void wake_soon(void)
  * 10 us of the waiter's time here, against one system call to disarm. */
 static void cancel_start_timer(void)
 {
-    if (!atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed))
-        return;
-    pthread_mutex_lock(&cdn_engine.timer_lock);
-    if (atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed)) {
-        struct itimerspec off = {{0, 0}, {0, 0}};
-        timerfd_settime(cdn_engine.timer_fd, 0, &off, NULL);
-        atomic_store_explicit(&cdn_engine.timer_set, false, memory_order_seq_cst);
-    }
-    pthread_mutex_unlock(&cdn_engine.timer_lock);
+    if (atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed))
+        start_timer(false);
 }
 
 /* Sleep on park_fd and the timer up to timeout_ns; drain what woke us. */

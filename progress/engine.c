@@ -28,6 +28,7 @@
 
 #include "progress/params.h"
 #include "progress/request.h"
+#include "progress/sent.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
@@ -131,6 +132,7 @@ int cdn_progress_init(void)
         cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 32768, 0, 1L << 40);
     cdn_engine.start_delay_ns =
         1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 10, 0, 1000000);
+    cdn_sent_init();
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
     cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     cdn_engine.park_epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -174,6 +176,7 @@ void cdn_progress_finalize(void)
     /* Control messages still queued (acks, FIN) must reach the peers. */
     while (atomic_load(&cdn_engine.pending_work) > 0)
         cdn_progress_poll();
+    cdn_sent_print();
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         tp->ops->finalize(tp);

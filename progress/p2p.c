@@ -20,6 +20,7 @@
 
 #include "progress/engine.h"
 #include "progress/match.h"
+#include "progress/sent.h"
 #include "runtime/comm.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
@@ -171,13 +172,16 @@ int cdn_p2p_send_start(struct cdn_request *r)
     p->peer = cdn_comm_world_rank(p->comm, p->rank);
     if (p->peer == cdn_rt.world_rank) {
         p->tp = NULL;
+        cdn_sent_count_one(NULL);
         rc = self_send(r);
     } else {
         p->tp = cdn_progress_transport_for(p->peer);
-        if (p->tp == NULL)
+        if (p->tp == NULL) {
             rc = cdn_err(MPI_ERR_OTHER, "send: no transport reaches world rank %d", p->peer);
-        else
+        } else {
+            cdn_sent_count_one(p->tp);
             rc = p->tp->ops->send(p->tp, r);
+        }
     }
     if (rc != MPI_SUCCESS) {
         r->status.MPI_ERROR = rc;

@@ -9,8 +9,8 @@
 # the probe must print the same lines, and every constant both headers define
 # must have the same value.
 #
-# Environment: CADENCE_BUILD_ROOT and CADENCE_SOURCE_ROOT (meson's test_env
-# sets them).  Exit 77 (meson's skip) when MPICH's compiler is missing.
+# Environment: CADENCE_BUILD_ROOT and CADENCE_SOURCE_ROOT (set by test_env_vars
+# in tests/meson.build).  Exit 77 (meson's skip) when MPICH's compiler is missing.
 set -u
 
 . "${CADENCE_SOURCE_ROOT:?must name the source tree}/tests/mpich_env.sh"

@@ -4,7 +4,8 @@
 # one-process job; the outputs — sizes, bounds, get_envelope/get_contents,
 # MPI_Pack and external32 bytes — must be identical.
 #
-# Environment: CADENCE_BUILD_ROOT and CADENCE_SOURCE_ROOT (meson's test_env).
+# Environment: CADENCE_BUILD_ROOT and CADENCE_SOURCE_ROOT (set by test_env_vars
+# in tests/meson.build).
 # Exit 77 (meson's skip) when MPICH's compiler is missing.
 set -u
 

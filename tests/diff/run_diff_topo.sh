@@ -5,7 +5,8 @@
 # (Dims_create, Cartesian coordinates, shifts and sub-grids, graph and
 # distributed graph neighbours) must be identical.
 #
-# Environment: CADENCE_BUILD_ROOT and CADENCE_SOURCE_ROOT (meson's test_env).
+# Environment: CADENCE_BUILD_ROOT and CADENCE_SOURCE_ROOT (set by test_env_vars
+# in tests/meson.build).
 # Exit 77 (meson's skip) when MPICH's compiler is missing.
 set -u
 

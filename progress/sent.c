@@ -1,0 +1,34 @@
+/* Messages sent per transport, and the line MPI_Finalize prints (see sent.h). */
+#include "progress/sent.h"
+
+#include <stdio.h>
+
+#include "progress/params.h"
+#include "runtime/runtime.h"
+#include "transport/transport.h"
+
+atomic_ulong cdn_sent_count[CDN_MAX_TRANSPORTS + 1];
+bool cdn_sent_report;
+
+void cdn_sent_init(void)
+{
+    cdn_sent_report = cdn_progress_param_long("CADENCE_TRANSPORT_REPORT", 0, 0, 1) != 0;
+    for (int i = 0; i <= CDN_MAX_TRANSPORTS; i++)
+        atomic_store_explicit(&cdn_sent_count[i], 0, memory_order_relaxed);
+}
+
+void cdn_sent_print(void)
+{
+    if (!cdn_sent_report)
+        return;
+    char line[256];
+    int n = snprintf(line, sizeof line, "cadence: rank %d: sent", cdn_rt.world_rank);
+    for (int i = 0; i < cdn_engine.ntransports && n < (int)sizeof line; i++)
+        n += snprintf(line + n, sizeof line - (size_t)n, " %s %lu,",
+                      cdn_engine.transports[i]->ops->name,
+                      atomic_load_explicit(&cdn_sent_count[i], memory_order_relaxed));
+    if (n < (int)sizeof line)
+        snprintf(line + n, sizeof line - (size_t)n, " self %lu\n",
+                 atomic_load_explicit(&cdn_sent_count[CDN_MAX_TRANSPORTS], memory_order_relaxed));
+    fputs(line, stderr);
+}

@@ -1,0 +1,43 @@
+/*
+ * Which transport carried this process's messages (CADENCE_TRANSPORT_REPORT).
+ *
+ * The send path counts each message it hands to a transport, or delivers
+ * to this process itself, when the report is on; MPI_Finalize then prints
+ * one line per process on stderr:
+ *     cadence: rank 1: sent shm 1234, self 5
+ * (every transport this process opened, then self).  The test suite's
+ * mpirun wrapper (tests/mpi/run_mpirun.sh) reads it to check that a test
+ * ran over the transport it was meant to.  With the report off the cost is
+ * one load of a flag that never changes during a job.
+ */
+#ifndef CDN_PROGRESS_SENT_H
+#define CDN_PROGRESS_SENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "progress/engine.h"
+
+/* Slot i: cdn_engine.transports[i]; slot CDN_MAX_TRANSPORTS: to this process. */
+extern atomic_ulong cdn_sent_count[CDN_MAX_TRANSPORTS + 1];
+extern bool cdn_sent_report;
+
+/* Read CADENCE_TRANSPORT_REPORT and zero the counts (MPI_Init). */
+void cdn_sent_init(void);
+/* Print the line, if the report is on (MPI_Finalize, transports still open). */
+void cdn_sent_print(void);
+
+/* One message handed to tp (NULL: delivered to this process). */
+static inline void cdn_sent_count_one(const struct cdn_transport *tp)
+{
+    if (!cdn_sent_report)
+        return;
+    int i = 0;
+    while (i < cdn_engine.ntransports && cdn_engine.transports[i] != tp)
+        i++;
+    if (i == cdn_engine.ntransports)  /* tp NULL: this process */
+        i = CDN_MAX_TRANSPORTS;
+    atomic_fetch_add_explicit(&cdn_sent_count[i], 1, memory_order_relaxed);
+}
+
+#endif

@@ -312,6 +312,21 @@ static void status_error(void)
     KEPT("MPI_Sendrecv_replace", 8);
     CHECK(w == 5, "MPI_Sendrecv_replace data %d", w);
 
+    /* MPI_PROC_NULL: the status names MPI_PROC_NULL, MPI_ERROR stays */
+    FRESH(); MPI_Probe(MPI_PROC_NULL, 0, c, &st);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == SENTINEL,
+          "MPI_Probe(MPI_PROC_NULL): source %d, MPI_ERROR 0x%x", st.MPI_SOURCE, st.MPI_ERROR);
+    FRESH(); MPI_Mprobe(MPI_PROC_NULL, 0, c, &m, &st);
+    CHECK(m == MPI_MESSAGE_NO_PROC && st.MPI_ERROR == SENTINEL,
+          "MPI_Mprobe(MPI_PROC_NULL): MPI_ERROR 0x%x", st.MPI_ERROR);
+    FRESH(); MPI_Mrecv(&w, 1, MPI_INT, &m, &st);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == SENTINEL,
+          "MPI_Mrecv(MPI_MESSAGE_NO_PROC): source %d, MPI_ERROR 0x%x", st.MPI_SOURCE,
+          st.MPI_ERROR);
+    FRESH(); MPI_Recv(&w, 1, MPI_INT, MPI_PROC_NULL, 0, c, &st);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == SENTINEL,
+          "MPI_Recv(MPI_PROC_NULL): source %d, MPI_ERROR 0x%x", st.MPI_SOURCE, st.MPI_ERROR);
+
     /* MPI_Waitall that succeeds leaves the fields alone too; one that
      * returns MPI_ERR_IN_STATUS sets every one */
     MPI_Status sts[2];

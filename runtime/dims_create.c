@@ -4,9 +4,9 @@
  *
  * Programs cut their domains with this answer, so a job must get the same
  * grid whichever MPI it runs on: the rules below give MPICH's answers
- * (tests/diff/run_diff_dims.sh compares tens of thousands of inputs with
- * Debian's MPICH), and they cost microseconds, not a search over every
- * factorisation.  In order:
+ * (tests/diff/diff_dims.c compares tens of thousands of inputs with
+ * Debian's MPICH), and they cost microseconds for common sizes, not a
+ * search over every factorisation.  In order:
  *
  *  1. Factor m (what is left) into primes.  A prime with exponent one whose
  *     square exceeds what remains is taken out whole, from the largest down
@@ -25,7 +25,9 @@
  *     each at least the one before; the last two slots are the divisor
  *     pair closest to the square root.  A candidate at least as good as
  *     the best so far replaces it (later wins a tie), and a candidate's
- *     spread is measured from the smallest slot to the largest.
+ *     spread is measured from the smallest slot to the largest (the
+ *     taken-out primes not counted).  Subtrees that cannot beat the best
+ *     spread are skipped; that changes the time, never the answer.
  */
 #include "runtime/topo.h"
 
@@ -61,27 +63,33 @@ static void factorise(int m, struct primes *f)
     }
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* The divisors of m other than 1 and m, increasing; returns how many. */
-static int divisors(const struct primes *f, int *out)
+/* The divisors of m other than 1 and m, increasing; returns how many.
+ * out and tmp have room for ndiv (all divisors) and 2 * ndiv ints.
+ * Sorted as they are made:
+ * for each prime p, the divisors so far times p^k (k = 1..e) are merged in
+ * one power at a time. */
+static int divisors(const struct primes *f, int ndiv, int *out, int *tmp)
 {
     int n = 1;
     out[0] = 1;
     for (int i = 0; i < f->n; i++) {
-        int had = n;
+        int had = n, *base = tmp + ndiv, *merged = tmp;
+        memcpy(base, out, sizeof(int) * (size_t)had);
         int64_t pw = 1;
         for (int k = 0; k < f->e[i]; k++) {
             pw *= f->p[i];
-            for (int j = 0; j < had; j++)
-                out[n++] = (int)(out[j] * pw);
+            int a = 0, b = 0, t = 0;
+            while (a < n || b < had) {
+                int64_t vb = b < had ? base[b] * pw : INT64_MAX;
+                if (a < n && out[a] < vb)
+                    merged[t++] = out[a++];
+                else
+                    merged[t++] = (int)vb, b++;
+            }
+            memcpy(out, merged, sizeof(int) * (size_t)t);
+            n = t;
         }
     }
-    qsort(out, (size_t)n, sizeof *out, cmp_int);
     memmove(out, out + 1, sizeof(int) * (size_t)(n - 2));
     return n - 2;
 }
@@ -109,6 +117,13 @@ static bool room_for(int64_t f, int k, int64_t q)
 static void balance_fill(struct balance *b, int n, int idx, const int *cand, int ncand)
 {
     int least = b->slot[b->nd - 1];
+    /* Below the top, an answer from here is taken only if its largest slot
+     * is at most least + spread; that slot is the largest of idx + 1 slots
+     * whose product is n, so when (least + spread)^(idx+1) < n nothing
+     * here can be taken: skipping it changes nothing but the time. */
+    int64_t cap = (int64_t)least + b->spread;
+    if (idx < b->nd - 1 && (cap < 1 || room_for(cap, idx + 1, (int64_t)n - 1)))
+        return;
     if (idx == 1) {
         /* the last two: the largest candidate f with f <= n / f (scanning
          * from the second; the first if none) and its cofactor */
@@ -179,11 +194,11 @@ static void balance_search(const struct primes *f, int m, int r, int lead, int *
     int ndiv = 1;
     for (int i = 0; i < f->n; i++)
         ndiv *= f->e[i] + 1;
-    int *divs = malloc(sizeof(int) * (size_t)ndiv);
+    int *divs = malloc(sizeof(int) * 3 * (size_t)ndiv);
     if (divs == NULL)
         return;  /* out of memory: the first guess is still a valid grid */
     int slot[r];
-    int nd = divisors(f, divs);
+    int nd = divisors(f, ndiv, divs, divs + ndiv);
     struct balance b = {.nd = r, .slot = slot, .best = out,
                         .spread = (int64_t)(lead ? lead : out[0]) - out[r - 1]};
     slot[r - 1] = divs[0];

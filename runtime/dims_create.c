@@ -64,10 +64,9 @@ static void factorise(int m, struct primes *f)
 }
 
 /* The divisors of m other than 1 and m, increasing; returns how many.
- * out and tmp have room for ndiv (all divisors) and 2 * ndiv ints.
- * Sorted as they are made:
- * for each prime p, the divisors so far times p^k (k = 1..e) are merged in
- * one power at a time. */
+ * out and tmp have room for ndiv (all divisors) and 2 * ndiv ints.  They
+ * come out sorted: for each prime p, the divisors so far times p^k
+ * (k = 1..e) are merged in one power at a time. */
 static int divisors(const struct primes *f, int ndiv, int *out, int *tmp)
 {
     int n = 1;

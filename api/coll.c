@@ -28,6 +28,7 @@
 #include "runtime/datatype.h"
 #include "runtime/handle.h"
 #include "runtime/op.h"
+#include "runtime/topo.h"
 #include "sched/sched.h"
 
 enum form { F_BLOCK, F_NB, F_PERS };
@@ -876,9 +877,9 @@ static int do_neighbor(const char *fn, int kind, const void *sendbuf, const void
     if (rc == MPI_SUCCESS) {
         s = cdn_coll_sched(c, form == F_PERS);
         if (s != NULL)
-            cdn_coll_neighbor_alltoallw(s, indeg, srcs, outdeg, dsts, sendbuf, a.counts[0],
-                                        a.displs[0], a.types[0], recvbuf, a.counts[1],
-                                        a.displs[1], a.types[1]);
+            cdn_coll_neighbor_alltoallw(s, c->topo->kind == MPI_CART, indeg, srcs, outdeg, dsts,
+                                        sendbuf, a.counts[0], a.displs[0], a.types[0], recvbuf,
+                                        a.counts[1], a.displs[1], a.types[1]);
     }
     arrays_free(&a);
     return rc != MPI_SUCCESS ? rc : launch(s, fn, form, request);

@@ -297,13 +297,18 @@ static int do_probe(const char *fn, int source, int tag, MPI_Comm comm, bool tak
         return rc;
     if ((!wait && flag == NULL) || (take && message == NULL))
         return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", fn, flag == NULL && !wait ? "flag" : "message");
-    struct probe p = {.comm = c, .source = source, .tag = tag, .take = take, .status = status};
+    /* the probe fills a status of its own: what the caller sees is copied
+     * without MPI_ERROR, which calls reporting one status leave alone */
+    MPI_Status st;
+    struct probe p = {.comm = c, .source = source, .tag = tag, .take = take, .status = &st};
     if (wait)
         cdn_progress_wait_until(probe_found, &p);
     else
         probe_found(&p);
     rc = p.rc;
     int found = p.found;
+    if (rc == MPI_SUCCESS && found)
+        cdn_status_copy(status, &st, false);
     struct cdn_request *msg = p.msg;
     if (flag != NULL)
         *flag = found;

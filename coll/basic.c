@@ -62,20 +62,30 @@ void cdn_coll_scatterv(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf
     }
 }
 
-/* Every block to its neighbour at once.  A neighbour listed twice (a
- * periodic dimension of size 1 or 2) gets its messages in list order, and
- * receives are posted in list order, so they match in order. */
-void cdn_coll_neighbor_alltoallw(struct cdn_sched *s, int indegree, const int *sources,
-                                 int outdegree, const int *dests, const void *sbuf,
-                                 const MPI_Count *scounts, const MPI_Aint *sdispls,
-                                 struct cdn_datatype *const *sdts, void *rbuf,
-                                 const MPI_Count *rcounts, const MPI_Aint *rdispls,
+/* Every block to its neighbour at once.  Where one process is listed
+ * twice, which of its messages lands in which block is the topology's rule
+ * (MPI-4.1 8.6), kept by the sub-tags:
+ *  - Cartesian: the block a process sends towards -1 in a dimension is the
+ *    one its -1 neighbour receives from +1, and the other way round, so
+ *    block s lands in block s^1.  A send carries its direction (s & 1), a
+ *    receive the opposite one; a periodic dimension of size 1 or 2 (both
+ *    neighbours one process), or several such dimensions, then pair up
+ *    dimension by dimension, as both sides list the dimensions in order.
+ *  - graphs: the k-th edge to a process matches the k-th edge from it, so
+ *    every message has sub-tag 0 and matches in list order. */
+void cdn_coll_neighbor_alltoallw(struct cdn_sched *s, bool cart, int indegree,
+                                 const int *sources, int outdegree, const int *dests,
+                                 const void *sbuf, const MPI_Count *scounts,
+                                 const MPI_Aint *sdispls, struct cdn_datatype *const *sdts,
+                                 void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
                                  struct cdn_datatype *const *rdts)
 {
     for (int i = 0; i < indegree; i++)
         if (sources[i] != MPI_PROC_NULL)
-            cdn_sched_recv(s, (char *)rbuf + rdispls[i], rcounts[i], rdts[i], sources[i], 0);
+            cdn_sched_recv(s, (char *)rbuf + rdispls[i], rcounts[i], rdts[i], sources[i],
+                           cart ? (i & 1) ^ 1 : 0);
     for (int i = 0; i < outdegree; i++)
         if (dests[i] != MPI_PROC_NULL)
-            cdn_sched_send(s, (const char *)sbuf + sdispls[i], scounts[i], sdts[i], dests[i], 0);
+            cdn_sched_send(s, (const char *)sbuf + sdispls[i], scounts[i], sdts[i], dests[i],
+                           cart ? i & 1 : 0);
 }

@@ -94,12 +94,14 @@ void cdn_coll_reduce_scatter(struct cdn_sched *s, struct cdn_comm *c, const void
                              struct cdn_op *op);
 void cdn_coll_scan(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
                    MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op, bool exclusive);
-/* Neighbourhood exchanges over explicit neighbour lists (topology of comm). */
-void cdn_coll_neighbor_alltoallw(struct cdn_sched *s, int indegree, const int *sources,
-                                 int outdegree, const int *dests, const void *sbuf,
-                                 const MPI_Count *scounts, const MPI_Aint *sdispls,
-                                 struct cdn_datatype *const *sdts, void *rbuf,
-                                 const MPI_Count *rcounts, const MPI_Aint *rdispls,
+/* Neighbourhood exchanges over explicit neighbour lists (topology of comm);
+ * cart: the lists are a Cartesian topology's (-1, +1 per dimension), whose
+ * blocks pair up crosswise where a neighbour repeats (coll/basic.c). */
+void cdn_coll_neighbor_alltoallw(struct cdn_sched *s, bool cart, int indegree,
+                                 const int *sources, int outdegree, const int *dests,
+                                 const void *sbuf, const MPI_Count *scounts,
+                                 const MPI_Aint *sdispls, struct cdn_datatype *const *sdts,
+                                 void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
                                  struct cdn_datatype *const *rdts);
 
 /* Intercommunicator forms (coll/inter.c).  root: MPI_ROOT, MPI_PROC_NULL or

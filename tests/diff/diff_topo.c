@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size;
-static FILE *outf;
+#include "diff_rank_out.h"
+
 
 static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void out(const char *fmt, ...)
@@ -178,18 +178,7 @@ static void dist_graph(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* each rank writes its own file (argv[1].rank): launchers may split
-     * lines of several ranks' stdout */
-    char path[4096];
-    snprintf(path, sizeof path, "%s.%d", argc > 1 ? argv[1] : "diff_topo.out", rank);
-    outf = fopen(path, "w");
-    if (outf == NULL) {
-        perror(path);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    diff_start(&argc, &argv, "diff_topo.out");
     if (rank == 0)
         dims_create();
     static const int per[4][3] = {{0, 0, 0}, {1, 1, 1}, {1, 0, 1}, {0, 1, 0}};

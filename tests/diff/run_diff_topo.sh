@@ -1,9 +1,13 @@
 #!/bin/sh
-# Differential topology test: diff_topo.c built with Debian's MPICH
-# (mpicc.mpich, run by mpiexec.mpich) and with Cadence (build/tools/mpicc,
-# run by build/tools/mpirun), at 1, 2, 3 and 4 ranks; the sorted outputs
-# (Dims_create, Cartesian coordinates, shifts and sub-grids, graph and
-# distributed graph neighbours) must be identical.
+# Differential multi-process test: tests/diff/$1 (default diff_topo.c)
+# built with Debian's MPICH (mpicc.mpich, run by mpiexec.mpich) and with
+# Cadence (build/tools/mpicc, run by build/tools/mpirun), at 1, 2, 3 and 4
+# ranks; the sorted outputs must be identical.  $2 names what is compared.
+#   diff_topo.c       Dims_create, Cartesian coordinates, shifts and
+#                     sub-grids, graph and distributed graph neighbours
+#   diff_neighbor.c   neighbourhood collectives on Cartesian topologies
+#                     (periodic dimensions of size 1 and 2 among them) and
+#                     a distributed graph with repeated edges
 #
 # Environment: CADENCE_BUILD_ROOT and CADENCE_SOURCE_ROOT (set by test_env_vars
 # in tests/meson.build).
@@ -12,7 +16,8 @@ set -u
 
 . "${CADENCE_SOURCE_ROOT:?must name the source tree}/tests/mpich_env.sh"
 command -v mpiexec.mpich >/dev/null 2>&1 || { echo "SKIP: mpiexec.mpich not found"; exit 77; }
-src=$CADENCE_SOURCE_ROOT/tests/diff/diff_topo.c
+src=$CADENCE_SOURCE_ROOT/tests/diff/${1:-diff_topo.c}
+what=${2:-topology}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cadence-difftopo.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -29,7 +34,7 @@ for n in 1 2 3 4; do
     cat "$tmp"/m.* | sort >"$tmp/mpich.out"
     cat "$tmp"/c.* | sort >"$tmp/cadence.out"
     if ! diff -u "$tmp/mpich.out" "$tmp/cadence.out"; then
-        echo "FAIL: at $n ranks Cadence's topology answers differ from MPICH's (- MPICH, + Cadence)"
+        echo "FAIL: at $n ranks Cadence's $what answers differ from MPICH's (- MPICH, + Cadence)"
         exit 1
     fi
     echo "OK: $n ranks, $(wc -l <"$tmp/cadence.out") answers agree with MPICH"

@@ -4,7 +4,8 @@
  * persistent requests started many times, MPI_Cancel and
  * MPI_Test_cancelled, MPI_Request_free of active requests,
  * MPI_Request_get_status(_any/_some/_all), and argument errors with the
- * messages that name the argument and its value.
+ * messages that name the argument and its value; which calls set a
+ * status's MPI_ERROR field and which leave it alone.
  */
 #include <mpi.h>
 #include <string.h>
@@ -227,6 +228,146 @@ static void errors(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* Calls that report one status leave its MPI_ERROR field alone (MPI-4.1
+ * 3.2.5): probes, matched probes and receives, blocking receives, and the
+ * single-completion wait/test calls.  Only the calls that report an array
+ * of statuses set it, and only when they return MPI_ERR_IN_STATUS. */
+#define SENTINEL 0x5eed
+static void status_error(void)
+{
+    MPI_Comm c = MPI_COMM_SELF;
+    int v = 41, w = 0, flag = 0;
+    MPI_Status st;
+    MPI_Request r, sr;
+    MPI_Message m;
+#define FRESH() (st.MPI_ERROR = SENTINEL, st.MPI_SOURCE = st.MPI_TAG = -7)
+#define KEPT(what, tag)                                                                     \
+    CHECK(st.MPI_ERROR == SENTINEL && st.MPI_SOURCE == 0 && st.MPI_TAG == (tag),            \
+          "%s: MPI_ERROR 0x%x (want 0x%x untouched), source %d, tag %d", what, st.MPI_ERROR, \
+          SENTINEL, st.MPI_SOURCE, st.MPI_TAG)
+
+    MPI_Isend(&v, 1, MPI_INT, 0, 1, c, &sr);
+    FRESH(); MPI_Probe(0, 1, c, &st); KEPT("MPI_Probe", 1);
+    FRESH(); MPI_Iprobe(0, 1, c, &flag, &st);
+    CHECK(flag, "MPI_Iprobe finds the message"); KEPT("MPI_Iprobe", 1);
+    FRESH(); MPI_Recv(&w, 1, MPI_INT, 0, 1, c, &st); KEPT("MPI_Recv", 1);
+    CHECK(w == 41, "MPI_Recv data %d", w);
+    MPI_Wait(&sr, MPI_STATUS_IGNORE);
+
+    MPI_Isend(&v, 1, MPI_INT, 0, 2, c, &sr);
+    FRESH(); MPI_Mprobe(0, 2, c, &m, &st); KEPT("MPI_Mprobe", 2);
+    w = 0;
+    FRESH(); MPI_Mrecv(&w, 1, MPI_INT, &m, &st); KEPT("MPI_Mrecv", 2);
+    CHECK(w == 41 && m == MPI_MESSAGE_NULL, "MPI_Mrecv data %d", w);
+    MPI_Wait(&sr, MPI_STATUS_IGNORE);
+
+    MPI_Isend(&v, 1, MPI_INT, 0, 3, c, &sr);
+    flag = 0;
+    while (!flag) {
+        FRESH();
+        MPI_Improbe(0, 3, c, &flag, &m, &st);
+    }
+    KEPT("MPI_Improbe", 3);
+    w = 0;
+    MPI_Imrecv(&w, 1, MPI_INT, &m, &r);
+    FRESH(); MPI_Wait(&r, &st); KEPT("MPI_Imrecv + MPI_Wait", 3);
+    CHECK(w == 41, "MPI_Imrecv data %d", w);
+    MPI_Wait(&sr, MPI_STATUS_IGNORE);
+
+    MPI_Isend(&v, 1, MPI_INT, 0, 4, c, &sr);
+    MPI_Mprobe(0, 4, c, &m, MPI_STATUS_IGNORE);
+    MPI_Imrecv(&w, 1, MPI_INT, &m, &r);
+    flag = 0;
+    while (!flag) {
+        FRESH();
+        MPI_Request_get_status(r, &flag, &st);
+    }
+    KEPT("MPI_Imrecv + MPI_Request_get_status", 4);
+    flag = 0;
+    while (!flag) {
+        FRESH();
+        MPI_Test(&r, &flag, &st);
+    }
+    KEPT("MPI_Imrecv + MPI_Test", 4);
+    MPI_Wait(&sr, MPI_STATUS_IGNORE);
+
+    int idx = -1;
+    MPI_Irecv(&w, 1, MPI_INT, 0, 5, c, &r);
+    MPI_Send(&v, 1, MPI_INT, 0, 5, c);
+    FRESH(); MPI_Waitany(1, &r, &idx, &st); KEPT("MPI_Waitany", 5);
+    MPI_Irecv(&w, 1, MPI_INT, 0, 6, c, &r);
+    MPI_Send(&v, 1, MPI_INT, 0, 6, c);
+    flag = 0;
+    while (!flag) {
+        FRESH();
+        MPI_Testany(1, &r, &idx, &flag, &st);
+    }
+    KEPT("MPI_Testany", 6);
+    w = 0;
+    FRESH(); MPI_Sendrecv(&v, 1, MPI_INT, 0, 7, &w, 1, MPI_INT, 0, 7, c, &st);
+    KEPT("MPI_Sendrecv", 7);
+    CHECK(w == 41, "MPI_Sendrecv data %d", w);
+    w = 5;
+    FRESH(); MPI_Sendrecv_replace(&w, 1, MPI_INT, 0, 8, 0, 8, c, &st);
+    KEPT("MPI_Sendrecv_replace", 8);
+    CHECK(w == 5, "MPI_Sendrecv_replace data %d", w);
+
+    /* MPI_PROC_NULL: the status names MPI_PROC_NULL, MPI_ERROR stays */
+    FRESH(); MPI_Probe(MPI_PROC_NULL, 0, c, &st);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == SENTINEL,
+          "MPI_Probe(MPI_PROC_NULL): source %d, MPI_ERROR 0x%x", st.MPI_SOURCE, st.MPI_ERROR);
+    FRESH(); MPI_Mprobe(MPI_PROC_NULL, 0, c, &m, &st);
+    CHECK(m == MPI_MESSAGE_NO_PROC && st.MPI_ERROR == SENTINEL,
+          "MPI_Mprobe(MPI_PROC_NULL): MPI_ERROR 0x%x", st.MPI_ERROR);
+    FRESH(); MPI_Mrecv(&w, 1, MPI_INT, &m, &st);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == SENTINEL,
+          "MPI_Mrecv(MPI_MESSAGE_NO_PROC): source %d, MPI_ERROR 0x%x", st.MPI_SOURCE,
+          st.MPI_ERROR);
+    FRESH(); MPI_Recv(&w, 1, MPI_INT, MPI_PROC_NULL, 0, c, &st);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == SENTINEL,
+          "MPI_Recv(MPI_PROC_NULL): source %d, MPI_ERROR 0x%x", st.MPI_SOURCE, st.MPI_ERROR);
+
+    /* MPI_Waitall that succeeds leaves the fields alone too; one that
+     * returns MPI_ERR_IN_STATUS sets every one */
+    MPI_Status sts[2];
+    int x[2] = {0, 0}, big[4] = {1, 2, 3, 4};
+    MPI_Request rs[2];
+    MPI_Irecv(&x[0], 1, MPI_INT, 0, 9, c, &rs[0]);
+    MPI_Irecv(&x[1], 1, MPI_INT, 0, 10, c, &rs[1]);
+    MPI_Send(&v, 1, MPI_INT, 0, 9, c);
+    MPI_Send(&v, 1, MPI_INT, 0, 10, c);
+    sts[0].MPI_ERROR = sts[1].MPI_ERROR = SENTINEL;
+    int rc = MPI_Waitall(2, rs, sts);
+    CHECK(rc == MPI_SUCCESS && sts[0].MPI_ERROR == SENTINEL && sts[1].MPI_ERROR == SENTINEL,
+          "MPI_Waitall that succeeds: MPI_ERROR 0x%x 0x%x untouched", sts[0].MPI_ERROR,
+          sts[1].MPI_ERROR);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Irecv(&x[0], 1, MPI_INT, 0, 11, c, &rs[0]);
+    MPI_Irecv(&x[1], 1, MPI_INT, 0, 12, c, &rs[1]);
+    MPI_Send(&v, 1, MPI_INT, 0, 11, c);
+    MPI_Send(big, 4, MPI_INT, 0, 12, c);
+    sts[0].MPI_ERROR = sts[1].MPI_ERROR = SENTINEL;
+    rc = MPI_Waitall(2, rs, sts);
+    int cls = -1, rcls = -1;
+    MPI_Error_class(sts[1].MPI_ERROR, &cls);
+    MPI_Error_class(rc, &rcls);
+    CHECK(rcls == MPI_ERR_IN_STATUS && sts[0].MPI_ERROR == MPI_SUCCESS && cls == MPI_ERR_TRUNCATE,
+          "MPI_Waitall with a truncation: MPI_ERR_IN_STATUS (%d), MPI_ERROR %d and class %d", rcls,
+          sts[0].MPI_ERROR, cls);
+    /* a single-completion call that fails returns the code, the field stays */
+    MPI_Irecv(&x[0], 1, MPI_INT, 0, 13, c, &r);
+    MPI_Send(big, 4, MPI_INT, 0, 13, c);
+    FRESH();
+    rc = MPI_Wait(&r, &st);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TRUNCATE && st.MPI_ERROR == SENTINEL,
+          "MPI_Wait with a truncation returns it (class %d), MPI_ERROR 0x%x untouched", cls,
+          st.MPI_ERROR);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_ARE_FATAL);
+#undef FRESH
+#undef KEPT
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -235,6 +376,7 @@ int main(int argc, char **argv)
     persistent();
     cancel();
     errors();
+    status_error();
     MPI_Finalize();
     return check_summary("t_requests");
 }

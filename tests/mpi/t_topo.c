@@ -1,8 +1,9 @@
 /* Topologies, self-checked: Cartesian coordinates and ranks round-trip,
  * messages sent along MPI_Cart_shift arrive from the source it names,
  * Cart_sub splits rows, graph and distributed graph neighbour lists are
- * symmetric with what every rank declared, and errors are classed.  (The
- * answers themselves are compared with MPICH in tests/diff.) */
+ * symmetric with what every rank declared, errors are classed, and
+ * MPI_Dims_create gives a table of MPICH's answers.  (Many more answers
+ * are compared with MPICH in tests/diff.) */
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -114,6 +115,42 @@ static void test_graphs(void)
     free(edges);
 }
 
+/* MPI_Dims_create answers Debian's MPICH 4.0.2 gives (tests/diff compares
+ * many more where MPICH is installed): equal spreads settle as MPICH's
+ * search settles them, large primes stay whole, preset entries are kept,
+ * and all entries preset need only divide nnodes. */
+static void test_dims_known(void)
+{
+    static const struct {
+        int nnodes, ndims, in[6], out[6];
+    } known[] = {
+        {590520, 4, {0}, {38, 37, 21, 20}},
+        {590520, 4, {0, 2, 0, 0}, {74, 2, 70, 57}},
+        {73513440, 5, {0}, {42, 40, 39, 34, 33}},
+        {479001600, 6, {0}, {33, 32, 28, 27, 25, 24}},
+        {720, 6, {2, 0, 0, 0, 0, 0}, {2, 5, 4, 3, 3, 2}},
+        {1536, 4, {0}, {8, 8, 6, 4}},
+        {30, 5, {0}, {5, 3, 2, 1, 1}},
+        {1024, 3, {0}, {16, 8, 8}},
+        {46656, 4, {0, 2, 0, 0}, {32, 2, 27, 27}},
+        {131042, 3, {0}, {65521, 2, 1}},
+        {1260, 3, {0}, {14, 10, 9}},
+        {96, 5, {0}, {4, 3, 2, 2, 2}},
+        {12, 2, {3, 2}, {3, 2}},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        int d[6];
+        for (int k = 0; k < known[i].ndims; k++)
+            d[k] = known[i].in[k];
+        int rc = MPI_Dims_create(known[i].nnodes, known[i].ndims, d), same = rc == MPI_SUCCESS;
+        for (int k = 0; k < known[i].ndims; k++)
+            same = same && d[k] == known[i].out[k];
+        CHECK(same, "MPI_Dims_create(%d, %d): rc %d, %d x %d x %d ... (want %d x %d x %d ...)",
+              known[i].nnodes, known[i].ndims, rc, d[0], d[1], d[2], known[i].out[0],
+              known[i].out[1], known[i].out[2]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -121,6 +158,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     test_cart();
     test_graphs();
+    test_dims_known();
     MPI_Finalize();
     return check_summary("t_topo");
 }

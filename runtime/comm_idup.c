@@ -131,15 +131,8 @@ static int add_allreduce(struct cdn_sched *s, struct idup *d, uint32_t *buf, int
 static int try_reserve(void *arg)
 {
     struct idup *d = arg;
-    uint64_t pick = 0;
-    if (d->attempt > 0) {  /* splitmix64 of (parent, idup number, attempt) */
-        pick = ((uint64_t)d->parent->context_id << 40) ^ ((uint64_t)(uint32_t)d->tag << 8) ^
-               (uint64_t)d->attempt;
-        pick += 0x9e3779b97f4a7c15ull;
-        pick = (pick ^ (pick >> 30)) * 0xbf58476d1ce4e5b9ull;
-        pick = (pick ^ (pick >> 27)) * 0x94d049bb133111ebull;
-        pick ^= pick >> 31;
-    }
+    uint64_t pick = cdn_ctxid_pick(((uint64_t)d->parent->context_id << 32) | (uint32_t)(-d->tag),
+                                   d->attempt);
     d->reserved = cdn_ctxid_nb_reserve(d->mask, d->nids, d->ids, pick, &d->err, d->caller);
     d->ok = d->reserved;
     return MPI_SUCCESS;
@@ -257,8 +250,7 @@ int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
     if (!parent->inter && parent->size == 1) {
         /* Nobody to agree with: done now.  Retrying through schedules would
          * recurse, every attempt completing inside the one before; a failed
-         * reservation here only waits for a blocking allocation of another
-         * thread to let go of the mask. */
+         * reservation here means another thread took the id meanwhile. */
         *d = (struct idup){.req = r, .parent = parent, .nc = nc, .caller = caller, .nids = 1};
         cdn_status_empty(&r->status);
         cdn_request_arm(r, 1);

@@ -57,11 +57,14 @@ static int dup_common(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *new
         if (rc != MPI_SUCCESS)
             return rc;
     }
+    /* A failed dup (a copy callback's error, say) leaves no communicator */
+    *newcomm = MPI_COMM_NULL;
     if (!nonblocking) {
         struct cdn_comm *nc;
         rc = cdn_comm_dup(c, in, use_info, &nc, caller);
         return rc != MPI_SUCCESS ? rc : give(nc, newcomm, caller);
     }
+    *request = MPI_REQUEST_NULL;
     struct cdn_request *r;
     rc = cdn_comm_idup(c, in, use_info, newcomm, &r, caller);
     if (rc == MPI_SUCCESS)

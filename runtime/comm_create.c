@@ -85,8 +85,8 @@ int cdn_comm_make(struct cdn_comm *parent, struct cdn_group *group, uint32_t ctx
     return cdn_comm_make_inter(parent, group, NULL, ctx, NULL, out, caller);
 }
 
-/* What a duplicate carries over from its parent: attributes (copy
- * callbacks), topology, hints. */
+/* What a duplicate carries over from its parent before its ids are agreed:
+ * topology, hints (attributes: cdn_comm_dup_copy_attrs). */
 static int dup_contents(struct cdn_comm *parent, struct cdn_comm *c, struct cdn_info *info,
                         bool use_info, const char *caller)
 {
@@ -98,6 +98,11 @@ static int dup_contents(struct cdn_comm *parent, struct cdn_comm *c, struct cdn_
     pthread_mutex_unlock(&parent->lock);
     if (src != NULL && c->info == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    return MPI_SUCCESS;
+}
+
+int cdn_comm_dup_copy_attrs(struct cdn_comm *parent, struct cdn_comm *c, const char *caller)
+{
     return cdn_attr_copy_all(&parent->attrs, parent->handle, &c->attrs, caller);
 }
 
@@ -158,11 +163,16 @@ int cdn_comm_dup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
         cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_CTXID);
         rc = cdn_comm_agree_ids_inter(&l, 2, ids, caller);
     }
+    if (rc == MPI_SUCCESS) {
+        cdn_comm_dup_set_ids(c, ids);  /* given back with c from now on */
+        /* Copy callbacks run once the ids are agreed: one that fails fails
+         * this process's call only, the others took part in the agreement. */
+        rc = cdn_comm_dup_copy_attrs(parent, c, caller);
+    }
     if (rc != MPI_SUCCESS) {
         cdn_comm_dup_abandon(c, caller);
         return rc;
     }
-    cdn_comm_dup_set_ids(c, ids);
     *out = c;
     return MPI_SUCCESS;
 }

@@ -230,6 +230,11 @@ int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     struct cdn_comm *nc;
     int rc = cdn_comm_dup_prepare(parent, info, use_info, &nc, caller);
+    if (rc == MPI_SUCCESS) {
+        rc = cdn_comm_dup_copy_attrs(parent, nc, caller);
+        if (rc != MPI_SUCCESS)
+            cdn_comm_dup_abandon(nc, caller);
+    }
     if (rc != MPI_SUCCESS) {
         free(d);
         return rc;

@@ -337,6 +337,8 @@ int cdn_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_I
         return rc;
     if (newcomm == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: newcomm is NULL", fn);
+    if (g->size == 0)  /* nobody to agree with: no communicator (as MPICH) */
+        return give(NULL, newcomm, fn);
     if (g->rank == MPI_UNDEFINED)
         return cdn_err(MPI_ERR_GROUP, "%s: the calling process is not in the group", fn);
     struct cdn_comm *nc;

@@ -158,15 +158,13 @@ int cdn_MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     if (in == NULL)
         return MPI_SUCCESS;
     pthread_mutex_lock(&c->lock);
-    if (c->info == NULL)
-        c->info = cdn_info_new();
-    rc = c->info == NULL ? MPI_ERR_NO_MEM : cdn_info_merge(c->info, in);
+    rc = cdn_comm_hints_take(&c->info, in, "MPI_Comm_set_info");
     pthread_mutex_unlock(&c->lock);
-    return rc == MPI_SUCCESS ? rc : cdn_err(rc, "MPI_Comm_set_info: out of memory");
+    return rc;
 }
 
 int cdn_MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     COMM_ARG(c, comm, "MPI_Comm_get_info");
-    return cdn_info_publish_copy(c->info, &c->lock, info_used, "MPI_Comm_get_info");
+    return cdn_comm_hints_report(c, info_used, "MPI_Comm_get_info");
 }

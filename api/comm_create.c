@@ -189,11 +189,17 @@ int cdn_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info inf
     }
     struct cdn_comm *nc;
     rc = cdn_comm_split(c, color, key, &nc, fn);
-    if (rc == MPI_SUCCESS && nc != NULL && level != NULL) {
-        nc->info = cdn_info_new();
-        if (nc->info == NULL || cdn_info_set(nc->info, "mpi_hw_resource_type", level) != MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && nc != NULL) {
+        rc = cdn_comm_hints_take(&nc->info, in, fn);
+        if (rc == MPI_SUCCESS && level != NULL && nc->info == NULL)
+            nc->info = cdn_info_new();
+        if (rc == MPI_SUCCESS && level != NULL &&
+            (nc->info == NULL ||
+             cdn_info_set(nc->info, "mpi_hw_resource_type", level) != MPI_SUCCESS))
+            rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        if (rc != MPI_SUCCESS) {
             cdn_comm_release(nc);
-            return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+            return rc;
         }
     }
     return rc != MPI_SUCCESS ? rc : give(nc, newcomm, fn);
@@ -315,9 +321,9 @@ static int finish_from_group(struct cdn_comm *nc, MPI_Info info, struct cdn_errh
 {
     int rc;
     struct cdn_info *in = cdn_info_arg(info, caller, &rc);
-    if (in != NULL && (nc->info = cdn_info_dup(in)) == NULL) {
+    if ((rc = cdn_comm_hints_take(&nc->info, in, caller)) != MPI_SUCCESS) {
         cdn_comm_release(nc);
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+        return rc;
     }
     if (eh != NULL)
         cdn_comm_set_errh(nc, eh);

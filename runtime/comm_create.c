@@ -86,19 +86,15 @@ int cdn_comm_make(struct cdn_comm *parent, struct cdn_group *group, uint32_t ctx
 }
 
 /* What a duplicate carries over from its parent before its ids are agreed:
- * topology, hints (attributes: cdn_comm_dup_copy_attrs). */
+ * topology (attributes: cdn_comm_dup_copy_attrs); the hints of the info
+ * argument of the _with_info forms. */
 static int dup_contents(struct cdn_comm *parent, struct cdn_comm *c, struct cdn_info *info,
                         bool use_info, const char *caller)
 {
     if (parent->topo != NULL && (c->topo = cdn_topo_dup(parent->topo)) == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
-    pthread_mutex_lock(&parent->lock);
-    struct cdn_info *src = use_info ? info : parent->info;
-    c->info = src != NULL ? cdn_info_dup(src) : NULL;
-    pthread_mutex_unlock(&parent->lock);
-    if (src != NULL && c->info == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
-    return MPI_SUCCESS;
+    /* the parent's hints are not carried over (runtime/comm_hints.c) */
+    return use_info ? cdn_comm_hints_take(&c->info, info, caller) : MPI_SUCCESS;
 }
 
 int cdn_comm_dup_copy_attrs(struct cdn_comm *parent, struct cdn_comm *c, const char *caller)

@@ -98,6 +98,10 @@ int cdn_api_name_set(pthread_mutex_t *lock, char *dst, const char *name, const c
 
 int cdn_MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    static pthread_mutex_t none = PTHREAD_MUTEX_INITIALIZER;
+    if (comm == MPI_COMM_NULL)  /* MPI-4.1 7.8: the null handle has a name too */
+        return cdn_api_name_get(&none, "MPI_COMM_NULL", comm_name, resultlen, "comm_name",
+                                "MPI_Comm_get_name");
     COMM_ARG(c, comm, "MPI_Comm_get_name");
     return cdn_api_name_get(&c->lock, c->name, comm_name, resultlen, "comm_name",
                             "MPI_Comm_get_name");

@@ -6,7 +6,8 @@
  * MPI_COMM_SELF's for datatype calls and MPI_Win_free; the window's for
  * MPI_Win_delete_attr) with a message naming the call, and leaves no new
  * object (MPI_COMM_NULL / MPI_DATATYPE_NULL).  A dup whose callback fails
- * on rank 0 alone still completes on the other ranks.  A failing delete
+ * (blocking or nonblocking) on rank 0 alone still completes on the other
+ * ranks.  A failing delete
  * callback fails MPI_*_delete_attr and MPI_*_free the same way.  The
  * user's own error codes (MPI_Add_error_code) come back unchanged.
  *
@@ -109,6 +110,26 @@ static void comm_callbacks(void)
         MPI_Sendrecv(&rank, 1, MPI_INT, (me + 1) % n + 1, 3, &got, 1, MPI_INT, (me + n - 1) % n + 1,
                      3, b, MPI_STATUS_IGNORE);
         CHECK(got == (me + n - 1) % n + 1, "duplicate without rank 0: got %d", got);
+        MPI_Comm_free(&b);
+    }
+    copy_rc = MPI_SUCCESS;
+    MPI_Barrier(a);
+
+    /* the same with MPI_Comm_idup: rank 0 gets the error at once, no
+     * communicator and no request; the others' request completes */
+    copy_rc = rank == 0 ? MPI_ERR_OTHER : MPI_SUCCESS;
+    MPI_Request req = MPI_REQUEST_NULL + 1;
+    rc = MPI_Comm_idup(a, &b, &req);
+    if (rank == 0) {
+        check_err(rc, MPI_ERR_OTHER, "MPI_Comm_idup", "idup failing on rank 0 only");
+        CHECK(b == MPI_COMM_NULL && req == MPI_REQUEST_NULL,
+              "rank 0's failed idup: newcomm or request not null");
+    } else {
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        int n = size - 1, me = rank - 1, got = -1;
+        MPI_Sendrecv(&rank, 1, MPI_INT, (me + 1) % n + 1, 3, &got, 1, MPI_INT, (me + n - 1) % n + 1,
+                     3, b, MPI_STATUS_IGNORE);
+        CHECK(got == (me + n - 1) % n + 1, "idup without rank 0: got %d", got);
         MPI_Comm_free(&b);
     }
     copy_rc = MPI_SUCCESS;

@@ -81,6 +81,16 @@ static void check_err(int rc, int cls, const char *fn, const char *what)
     handled = 0;
 }
 
+/* A duplicate that rank 0 failed to make works among the ranks that have
+ * it: a ring of point-to-point messages over ranks 1..size-1. */
+static void ring_without_0(MPI_Comm b, const char *what)
+{
+    int n = size - 1, me = rank - 1, got = -1;
+    MPI_Sendrecv(&rank, 1, MPI_INT, (me + 1) % n + 1, 3, &got, 1, MPI_INT, (me + n - 1) % n + 1, 3,
+                 b, MPI_STATUS_IGNORE);
+    CHECK(got == (me + n - 1) % n + 1, "%s without rank 0: got %d", what, got);
+}
+
 static void comm_callbacks(void)
 {
     int key, v = 7;
@@ -104,12 +114,7 @@ static void comm_callbacks(void)
         CHECK(b == MPI_COMM_NULL, "rank 0's failed dup: newcomm is not MPI_COMM_NULL");
     } else {
         CHECK(rc == MPI_SUCCESS && b != MPI_COMM_NULL, "dup on rank %d: rc %d", rank, rc);
-        /* the duplicate works among the ranks that have it: a ring of
-         * point-to-point messages over ranks 1..size-1 */
-        int n = size - 1, me = rank - 1, got = -1;
-        MPI_Sendrecv(&rank, 1, MPI_INT, (me + 1) % n + 1, 3, &got, 1, MPI_INT, (me + n - 1) % n + 1,
-                     3, b, MPI_STATUS_IGNORE);
-        CHECK(got == (me + n - 1) % n + 1, "duplicate without rank 0: got %d", got);
+        ring_without_0(b, "dup");
         MPI_Comm_free(&b);
     }
     copy_rc = MPI_SUCCESS;
@@ -126,10 +131,7 @@ static void comm_callbacks(void)
               "rank 0's failed idup: newcomm or request not null");
     } else {
         MPI_Wait(&req, MPI_STATUS_IGNORE);
-        int n = size - 1, me = rank - 1, got = -1;
-        MPI_Sendrecv(&rank, 1, MPI_INT, (me + 1) % n + 1, 3, &got, 1, MPI_INT, (me + n - 1) % n + 1,
-                     3, b, MPI_STATUS_IGNORE);
-        CHECK(got == (me + n - 1) % n + 1, "idup without rank 0: got %d", got);
+        ring_without_0(b, "idup");
         MPI_Comm_free(&b);
     }
     copy_rc = MPI_SUCCESS;

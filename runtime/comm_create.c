@@ -21,11 +21,6 @@
 #include "runtime/info.h"
 #include "runtime/topo.h"
 
-static uint64_t prio_of(struct cdn_comm *comm, int tag)
-{
-    return ((uint64_t)comm->context_id << 32) | (uint32_t)(-tag);
-}
-
 static int reduce_intra(void *arg, uint32_t *buf, int nwords)
 {
     return cdn_xchg_allreduce(arg, buf, sizeof(uint32_t) * (size_t)nwords, cdn_xchg_band);
@@ -33,7 +28,7 @@ static int reduce_intra(void *arg, uint32_t *buf, int nwords)
 
 int cdn_comm_agree_ids(struct cdn_xchg *x, int n, uint32_t *ids, const char *caller)
 {
-    return cdn_ctxid_alloc(n, prio_of(x->comm, x->tag), reduce_intra, x, ids, caller);
+    return cdn_ctxid_alloc(n, cdn_ctxid_seed(x->comm->context_id, x->tag), reduce_intra, x, ids, caller);
 }
 
 int cdn_inter_swap_bcast(struct cdn_inter_link *l, const void *sbuf, size_t sbytes, void *rbuf,
@@ -61,7 +56,7 @@ static int reduce_inter(void *arg, uint32_t *buf, int nwords)
 
 int cdn_comm_agree_ids_inter(struct cdn_inter_link *l, int n, uint32_t *ids, const char *caller)
 {
-    return cdn_ctxid_alloc(n, prio_of(l->local.comm, l->local.tag), reduce_inter, l, ids, caller);
+    return cdn_ctxid_alloc(n, cdn_ctxid_seed(l->local.comm->context_id, l->local.tag), reduce_inter, l, ids, caller);
 }
 
 int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct cdn_group *remote,

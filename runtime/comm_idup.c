@@ -133,8 +133,7 @@ static int add_allreduce(struct cdn_sched *s, struct idup *d, uint32_t *buf, int
 static int try_reserve(void *arg)
 {
     struct idup *d = arg;
-    uint64_t pick = cdn_ctxid_pick(((uint64_t)d->parent->context_id << 32) | (uint32_t)(-d->tag),
-                                   d->attempt);
+    uint64_t pick = cdn_ctxid_pick(cdn_ctxid_seed(d->parent->context_id, d->tag), d->attempt);
     d->reserved = cdn_ctxid_nb_reserve(d->mask, d->nids, d->ids, pick, &d->err, d->caller);
     d->ok = d->reserved;
     return MPI_SUCCESS;

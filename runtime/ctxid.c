@@ -116,7 +116,7 @@ bool cdn_ctxid_nb_reserve(const uint32_t *agreed, int n, uint32_t *ids, uint64_t
     return ok;
 }
 
-int cdn_ctxid_alloc(int n, uint64_t prio, cdn_ctxid_reduce_fn *reduce, void *arg, uint32_t *ids,
+int cdn_ctxid_alloc(int n, uint64_t seed, cdn_ctxid_reduce_fn *reduce, void *arg, uint32_t *ids,
                     const char *caller)
 {
     uint32_t mask[CDN_CTXID_WORDS];
@@ -126,7 +126,7 @@ int cdn_ctxid_alloc(int n, uint64_t prio, cdn_ctxid_reduce_fn *reduce, void *arg
         if (rc != MPI_SUCCESS)
             return rc;
         int err;
-        bool reserved = cdn_ctxid_nb_reserve(mask, n, ids, cdn_ctxid_pick(prio, attempt), &err,
+        bool reserved = cdn_ctxid_nb_reserve(mask, n, ids, cdn_ctxid_pick(seed, attempt), &err,
                                              caller);
         if (err != MPI_SUCCESS)  /* too few ids agreed: the same everywhere */
             return err;

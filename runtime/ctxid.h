@@ -23,11 +23,11 @@ typedef int(cdn_ctxid_reduce_fn)(void *arg, uint32_t *buf, int nwords);
  * locally (cdn_ctxid_nb_reserve: false when one was taken meanwhile by
  * another thread); they AND the outcomes, and where any failed the
  * reserving ones give the ids back (cdn_ctxid_free) and all try again.
- * `prio` (the same on every process, different between allocations that
+ * `seed` (the same on every process, different between allocations that
  * may run at once) seeds which ids a retry tries.  Collective over the
  * processes reduce() spans.  The nonblocking form (MPI_Comm_idup) runs the
  * same steps as schedules. */
-int cdn_ctxid_alloc(int n, uint64_t prio, cdn_ctxid_reduce_fn *reduce, void *arg, uint32_t *ids,
+int cdn_ctxid_alloc(int n, uint64_t seed, cdn_ctxid_reduce_fn *reduce, void *arg, uint32_t *ids,
                     const char *caller);
 /* cdn_ctxid_nb_reserve sets *err (MPI_ERR_INTERN, same everywhere) when
  * the agreed mask has fewer than n ids.  pick: 0 takes the lowest ids;
@@ -37,6 +37,12 @@ void cdn_ctxid_nb_snapshot(uint32_t *mask);
 bool cdn_ctxid_nb_reserve(const uint32_t *agreed, int n, uint32_t *ids, uint64_t pick, int *err,
                           const char *caller);
 uint64_t cdn_ctxid_pick(uint64_t seed, int attempt);
+/* The seed of an allocation over parent context id ctx with internal tag
+ * `tag` (negative): distinct for creations that may run at once. */
+static inline uint64_t cdn_ctxid_seed(uint32_t ctx, int tag)
+{
+    return ((uint64_t)ctx << 32) | (uint32_t)(-tag);
+}
 /* Give an id back (the communicator using it is destroyed). */
 void cdn_ctxid_free(uint32_t id);
 /* Mark every id but the predefined ones free (init). */

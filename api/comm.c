@@ -98,6 +98,10 @@ int cdn_api_name_set(pthread_mutex_t *lock, char *dst, const char *name, const c
 
 int cdn_MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    static pthread_mutex_t none = PTHREAD_MUTEX_INITIALIZER;
+    if (comm == MPI_COMM_NULL)  /* MPI-4.1 7.8: the null handle has a name too */
+        return cdn_api_name_get(&none, "MPI_COMM_NULL", comm_name, resultlen, "comm_name",
+                                "MPI_Comm_get_name");
     COMM_ARG(c, comm, "MPI_Comm_get_name");
     return cdn_api_name_get(&c->lock, c->name, comm_name, resultlen, "comm_name",
                             "MPI_Comm_get_name");
@@ -158,15 +162,13 @@ int cdn_MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     if (in == NULL)
         return MPI_SUCCESS;
     pthread_mutex_lock(&c->lock);
-    if (c->info == NULL)
-        c->info = cdn_info_new();
-    rc = c->info == NULL ? MPI_ERR_NO_MEM : cdn_info_merge(c->info, in);
+    rc = cdn_comm_hints_take(&c->info, in, "MPI_Comm_set_info");
     pthread_mutex_unlock(&c->lock);
-    return rc == MPI_SUCCESS ? rc : cdn_err(rc, "MPI_Comm_set_info: out of memory");
+    return rc;
 }
 
 int cdn_MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     COMM_ARG(c, comm, "MPI_Comm_get_info");
-    return cdn_info_publish_copy(c->info, &c->lock, info_used, "MPI_Comm_get_info");
+    return cdn_comm_hints_report(c, info_used, "MPI_Comm_get_info");
 }

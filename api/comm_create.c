@@ -57,11 +57,14 @@ static int dup_common(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *new
         if (rc != MPI_SUCCESS)
             return rc;
     }
+    /* A failed dup (a copy callback's error, say) leaves no communicator */
+    *newcomm = MPI_COMM_NULL;
     if (!nonblocking) {
         struct cdn_comm *nc;
         rc = cdn_comm_dup(c, in, use_info, &nc, caller);
         return rc != MPI_SUCCESS ? rc : give(nc, newcomm, caller);
     }
+    *request = MPI_REQUEST_NULL;
     struct cdn_request *r;
     rc = cdn_comm_idup(c, in, use_info, newcomm, &r, caller);
     if (rc == MPI_SUCCESS)
@@ -139,6 +142,27 @@ static int unguided_level(struct cdn_comm *c, int *level, int *color)
     return rc;
 }
 
+/* A hardware resource by its hwloc type name, with or without the
+ * "hwloc://" prefix of the MPI-4.1 examples, or "mpi_shared_memory". */
+static bool hw_color(const char *value, int *color)
+{
+    if (strncmp(value, "hwloc://", 8) == 0)
+        value += 8;
+    return cdn_hw_color(value, color);
+}
+
+/* MPI_COMM_TYPE_RESOURCE_GUIDED by process set: the processes of the
+ * parent in the set form one communicator (the sets Cadence knows:
+ * mpi://WORLD, everybody; mpi://SELF, each process alone). */
+static int pset_color(const char *name)
+{
+    if (strcmp(name, "mpi://WORLD") == 0)
+        return 0;
+    if (strcmp(name, "mpi://SELF") == 0)
+        return cdn_rt.world_rank;
+    return MPI_UNDEFINED;
+}
+
 int cdn_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                             MPI_Comm *newcomm)
 {
@@ -153,7 +177,7 @@ int cdn_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info inf
     if (rc != MPI_SUCCESS)
         return rc;
     int color = MPI_UNDEFINED;
-    const char *level = NULL;
+    const char *level = NULL, *pset = NULL;
     char value[MPI_MAX_INFO_VAL];
     switch (split_type) {
     case MPI_UNDEFINED:
@@ -162,12 +186,17 @@ int cdn_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info inf
         color = cdn_hw_node_color();
         break;
     case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
         /* processes whose value names no level of their machine get MPI_COMM_NULL */
-        if (cdn_info_lookup(in, "mpi_hw_resource_type", value, sizeof value, NULL) &&
-            cdn_hw_color(value, &color))
-            level = value;
-        else
-            color = MPI_UNDEFINED;
+        if (cdn_info_lookup(in, "mpi_hw_resource_type", value, sizeof value, NULL)) {
+            if (hw_color(value, &color))
+                level = value;
+        } else if (split_type == MPI_COMM_TYPE_RESOURCE_GUIDED &&
+                   cdn_info_lookup(in, "mpi_pset_name", value, sizeof value, NULL)) {
+            color = pset_color(value);
+            if (color != MPI_UNDEFINED)
+                pset = value;
+        }
         break;
     case MPI_COMM_TYPE_HW_UNGUIDED: {
         int l;
@@ -182,15 +211,22 @@ int cdn_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info inf
     }
     default:
         return cdn_err(MPI_ERR_ARG, "%s: split_type %d is not MPI_COMM_TYPE_SHARED, _HW_GUIDED, "
-                       "_HW_UNGUIDED nor MPI_UNDEFINED", fn, split_type);
+                       "_HW_UNGUIDED, _RESOURCE_GUIDED nor MPI_UNDEFINED", fn, split_type);
     }
     struct cdn_comm *nc;
     rc = cdn_comm_split(c, color, key, &nc, fn);
-    if (rc == MPI_SUCCESS && nc != NULL && level != NULL) {
-        nc->info = cdn_info_new();
-        if (nc->info == NULL || cdn_info_set(nc->info, "mpi_hw_resource_type", level) != MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && nc != NULL) {
+        rc = cdn_comm_hints_take(&nc->info, in, fn);
+        const char *key = level != NULL ? "mpi_hw_resource_type" : "mpi_pset_name";
+        const char *val = level != NULL ? level : pset;
+        if (rc == MPI_SUCCESS && val != NULL && nc->info == NULL)
+            nc->info = cdn_info_new();
+        if (rc == MPI_SUCCESS && val != NULL &&
+            (nc->info == NULL || cdn_info_set(nc->info, key, val) != MPI_SUCCESS))
+            rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        if (rc != MPI_SUCCESS) {
             cdn_comm_release(nc);
-            return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+            return rc;
         }
     }
     return rc != MPI_SUCCESS ? rc : give(nc, newcomm, fn);
@@ -312,9 +348,9 @@ static int finish_from_group(struct cdn_comm *nc, MPI_Info info, struct cdn_errh
 {
     int rc;
     struct cdn_info *in = cdn_info_arg(info, caller, &rc);
-    if (in != NULL && (nc->info = cdn_info_dup(in)) == NULL) {
+    if ((rc = cdn_comm_hints_take(&nc->info, in, caller)) != MPI_SUCCESS) {
         cdn_comm_release(nc);
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+        return rc;
     }
     if (eh != NULL)
         cdn_comm_set_errh(nc, eh);
@@ -334,6 +370,8 @@ int cdn_MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_I
         return rc;
     if (newcomm == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: newcomm is NULL", fn);
+    if (g->size == 0)  /* nobody to agree with: no communicator (as MPICH) */
+        return give(NULL, newcomm, fn);
     if (g->rank == MPI_UNDEFINED)
         return cdn_err(MPI_ERR_GROUP, "%s: the calling process is not in the group", fn);
     struct cdn_comm *nc;

@@ -400,9 +400,10 @@ int cdn_MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         rc = cdn_datatype_publish(dt, caller);
     if (rc == MPI_SUCCESS)
         rc = cdn_attr_copy_all(&old->attrs, oldtype, &dt->attrs, caller);
-    if (rc != MPI_SUCCESS) {
+    if (rc != MPI_SUCCESS) {  /* a copy callback's error, say: no new type */
         cdn_attr_delete_all(&dt->attrs, dt->handle, caller);
         cdn_datatype_release(dt);
+        *newtype = MPI_DATATYPE_NULL;
         return rc;
     }
     *newtype = dt->handle;

@@ -165,6 +165,10 @@ int cdn_MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 
 int cdn_MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    static pthread_mutex_t none = PTHREAD_MUTEX_INITIALIZER;
+    if (win == MPI_WIN_NULL)  /* MPI-4.1 7.8: the null handle has a name too */
+        return cdn_api_name_get(&none, "MPI_WIN_NULL", win_name, resultlen, "win_name",
+                                "MPI_Win_get_name");
     WIN_ARG(w, win, "MPI_Win_get_name");
     return cdn_api_name_get(&w->lock, w->name, win_name, resultlen, "win_name",
                             "MPI_Win_get_name");
@@ -193,24 +197,33 @@ int cdn_MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     return cdn_info_publish_copy(w->info, &w->lock, info_used, "MPI_Win_get_info");
 }
 
-/* The part of `rank` (MPI_PROC_NULL: the lowest rank with a non-empty part). */
+/* The part of `rank` as this process can load and store it (MPI-4.1
+ * 12.2.3).  Shared windows: every part, MPI_PROC_NULL the lowest rank with
+ * a non-empty part.  Windows of MPI_Win_create / MPI_Win_allocate: only
+ * this process's own part is in its reach (their memory is private), any
+ * other answers size 0 and a NULL base, MPI_PROC_NULL this process's part
+ * when it is not empty.  Dynamic windows cannot be queried. */
 static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                         void *baseptr, const char *caller)
 {
     WIN_ARG(w, win, caller);
-    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
-        return cdn_err(MPI_ERR_RMA_FLAVOR, "%s: the window was not made by "
-                       "MPI_Win_allocate_shared", caller);
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return cdn_err(MPI_ERR_RMA_FLAVOR, "%s: the window was made by MPI_Win_create_dynamic, "
+                       "which cannot be queried", caller);
     if (size == NULL || disp_unit == NULL || baseptr == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", caller,
                        size == NULL ? "size" : disp_unit == NULL ? "disp_unit" : "baseptr");
-    int n = w->comm->size;
+    int n = w->comm->size, me = w->comm->rank;
+    bool shared = w->flavor == MPI_WIN_FLAVOR_SHARED;
     if (rank == MPI_PROC_NULL) {
-        for (rank = 0; rank < n && w->parts[rank].size == 0; rank++)
-            ;
-        if (rank == n) {  /* every part is empty */
+        if (shared)
+            for (rank = 0; rank < n && w->parts[rank].size == 0; rank++)
+                ;
+        else
+            rank = w->parts[me].size > 0 ? me : n;
+        if (rank == n) {  /* every part in reach is empty */
             *size = 0;
-            *disp_unit = w->parts[0].disp_unit;
+            *disp_unit = w->parts[shared ? 0 : me].disp_unit;
             *(void **)baseptr = NULL;
             return MPI_SUCCESS;
         }
@@ -218,9 +231,10 @@ static int shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_un
         return cdn_err(MPI_ERR_RANK, "%s: rank %d is not in 0..%d nor MPI_PROC_NULL", caller,
                        rank, n - 1);
     }
-    *size = w->parts[rank].size;
+    bool reach = shared || rank == me;
+    *size = reach ? w->parts[rank].size : 0;
     *disp_unit = w->parts[rank].disp_unit;
-    *(void **)baseptr = w->parts[rank].base;
+    *(void **)baseptr = reach ? w->parts[rank].base : NULL;
     return MPI_SUCCESS;
 }
 

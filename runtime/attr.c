@@ -5,11 +5,16 @@
  * and short, and a single lock keeps dup (reading one list, filling another)
  * simple.  User callbacks run after the lock is dropped; a keyval is
  * reference counted (its handle plus one per attribute) so it survives
- * MPI_*_free_keyval until the last attribute using it is gone.
+ * MPI_*_free_keyval until the last attribute using it is gone (MPI-4.1
+ * 7.7.2): until then its handle still reaches the attributes that use it
+ * (get, set, delete, and the callbacks see it), copy callbacks still run at
+ * dup and delete callbacks at free, but it cannot be attached to an object
+ * that has no attribute for it, nor freed again.
  */
 #include "runtime/attr.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "runtime/error.h"
@@ -19,6 +24,7 @@ struct cdn_keyval {
     atomic_int refs;
     int kind;
     int handle;
+    atomic_bool freed;  /* by MPI_*_free_keyval; alive for its attributes */
     cdn_attr_copy_fn *copy_fn;
     cdn_attr_delete_fn *delete_fn;
     void *extra_state;
@@ -60,10 +66,33 @@ static int keyval_arg(int kind, int keyval, const char *caller, struct cdn_keyva
     return MPI_SUCCESS;
 }
 
+/* The last reference (handle or attribute) takes the handle with it. */
 static void keyval_release(struct cdn_keyval *kv)
 {
-    if (atomic_fetch_sub_explicit(&kv->refs, 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub_explicit(&kv->refs, 1, memory_order_acq_rel) == 1) {
+        cdn_handle_free(&keyvals, (int)((unsigned)kv->handle & ~KIND_MASK));
         free(kv);
+    }
+}
+
+/* What a user callback returned, as the error of `caller`.  A bare
+ * predefined class gets a code of that class whose message names the call
+ * and the keyval; the user's own codes (MPI_Add_error_code) and codes that
+ * already carry a message pass unchanged; anything else is MPI_ERR_OTHER. */
+static int callback_error(int rc, const char *which, const struct cdn_keyval *kv,
+                          const char *caller)
+{
+    if (rc == MPI_SUCCESS)
+        return rc;
+    int cls = cdn_err_class_of(rc);
+    if (cls < 0)
+        return cdn_err(MPI_ERR_OTHER, "%s: the %s callback of %s keyval 0x%x returned %d, "
+                       "which is not an MPI error code", caller, which, kind_name(kv->kind),
+                       (unsigned)kv->handle, rc);
+    if (rc == cls && cdn_err_class_name(cls) != NULL)
+        return cdn_err(cls, "%s: the %s callback of %s keyval 0x%x returned %s", caller, which,
+                       kind_name(kv->kind), (unsigned)kv->handle, cdn_err_class_name(cls));
+    return rc;
 }
 
 int cdn_keyval_create(int kind, cdn_attr_copy_fn *copy_fn, cdn_attr_delete_fn *delete_fn,
@@ -97,8 +126,10 @@ int cdn_keyval_free(int kind, int *keyval, const char *caller)
     int rc = keyval_arg(kind, *keyval, caller, &kv);
     if (rc != MPI_SUCCESS)
         return rc;
-    cdn_handle_free(&keyvals, (int)((unsigned)kv->handle & ~KIND_MASK));
-    keyval_release(kv);
+    if (atomic_exchange(&kv->freed, true))
+        return cdn_err(MPI_ERR_KEYVAL, "%s: keyval 0x%x was already freed", caller,
+                       (unsigned)*keyval);
+    keyval_release(kv);  /* the handle lives on while attributes use it */
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
@@ -112,11 +143,12 @@ static struct cdn_attr **find(struct cdn_attr **list, int keyval)
     return NULL;
 }
 
-static int run_delete(struct cdn_keyval *kv, int obj, void *value)
+static int run_delete(struct cdn_keyval *kv, int obj, void *value, const char *caller)
 {
     if (kv->delete_fn == NULL)
         return MPI_SUCCESS;
-    return kv->delete_fn(obj, kv->handle, value, kv->extra_state);
+    return callback_error(kv->delete_fn(obj, kv->handle, value, kv->extra_state), "delete", kv,
+                          caller);
 }
 
 int cdn_attr_set(struct cdn_attr **list, int kind, int obj, int keyval, void *value, const char *caller)
@@ -131,6 +163,12 @@ int cdn_attr_set(struct cdn_attr **list, int kind, int obj, int keyval, void *va
     pthread_mutex_lock(&attr_lock);
     struct cdn_attr **old = find(list, keyval);
     struct cdn_attr *replaced = NULL;
+    if (old == NULL && atomic_load(&kv->freed)) {
+        pthread_mutex_unlock(&attr_lock);
+        free(fresh);
+        return cdn_err(MPI_ERR_KEYVAL, "%s: keyval 0x%x was freed; it can no longer be attached "
+                       "to an object that has no attribute for it", caller, (unsigned)keyval);
+    }
     if (old != NULL) {  /* replace in place; the old value's delete callback runs below */
         replaced = *old;
         fresh->next = replaced->next;
@@ -145,7 +183,7 @@ int cdn_attr_set(struct cdn_attr **list, int kind, int obj, int keyval, void *va
     fresh->value = value;
     pthread_mutex_unlock(&attr_lock);
     if (replaced != NULL) {
-        rc = run_delete(kv, obj, replaced->value);
+        rc = run_delete(kv, obj, replaced->value, caller);
         free(replaced);
     }
     return rc;
@@ -184,7 +222,7 @@ int cdn_attr_delete(struct cdn_attr **list, int kind, int obj, int keyval, const
     if (a == NULL)
         return cdn_err(MPI_ERR_KEYVAL, "%s: the object has no attribute for keyval 0x%x", caller,
                        (unsigned)keyval);
-    rc = run_delete(a->kv, obj, a->value);
+    rc = run_delete(a->kv, obj, a->value, caller);
     keyval_release(a->kv);
     free(a);
     return rc;
@@ -214,7 +252,8 @@ int cdn_attr_copy_all(struct cdn_attr **from, int oldobj, struct cdn_attr **to, 
         void *out = NULL;
         int flag = 0;
         if (rc == MPI_SUCCESS && kv->copy_fn != NULL)
-            rc = kv->copy_fn(oldobj, kv->handle, kv->extra_state, snap[i].value, &out, &flag);
+            rc = callback_error(kv->copy_fn(oldobj, kv->handle, kv->extra_state, snap[i].value,
+                                            &out, &flag), "copy", kv, caller);
         struct cdn_attr *copy = rc == MPI_SUCCESS && flag ? malloc(sizeof *copy) : NULL;
         if (copy != NULL) {  /* the new list keeps the reference taken for the snapshot */
             *copy = (struct cdn_attr){.next = NULL, .kv = kv, .keyval = snap[i].keyval, .value = out};
@@ -232,7 +271,6 @@ int cdn_attr_copy_all(struct cdn_attr **from, int oldobj, struct cdn_attr **to, 
 
 int cdn_attr_delete_all(struct cdn_attr **list, int obj, const char *caller)
 {
-    (void)caller;
     pthread_mutex_lock(&attr_lock);
     struct cdn_attr *a = *list;
     *list = NULL;
@@ -240,7 +278,7 @@ int cdn_attr_delete_all(struct cdn_attr **list, int obj, const char *caller)
     int rc = MPI_SUCCESS;
     while (a != NULL) {
         struct cdn_attr *next = a->next;
-        int r = run_delete(a->kv, obj, a->value);
+        int r = run_delete(a->kv, obj, a->value, caller);
         if (rc == MPI_SUCCESS)
             rc = r;
         keyval_release(a->kv);

@@ -75,6 +75,12 @@ struct cdn_comm {
  * ...): copies at most valuelen-1 bytes plus NUL into value and returns true,
  * or returns false when the key is not set. */
 bool cdn_comm_info_value(struct cdn_comm *comm, const char *key, char *value, int valuelen);
+/* Hints (runtime/comm_hints.c): keep the hints of `in` that Cadence uses
+ * in *dst (made when NULL; the caller holds the owner's lock if any), and
+ * MPI_Comm_get_info's answer. */
+struct cdn_info;
+int cdn_comm_hints_take(struct cdn_info **dst, struct cdn_info *in, const char *caller);
+int cdn_comm_hints_report(struct cdn_comm *c, MPI_Info *info_used, const char *caller);
 
 /* Topology neighbours of comm for neighbourhood collectives, in the order
  * MPI_Dist_graph_neighbors / MPI_Cart (-1,+1 per dimension) define; the

@@ -21,11 +21,6 @@
 #include "runtime/info.h"
 #include "runtime/topo.h"
 
-static uint64_t prio_of(struct cdn_comm *comm, int tag)
-{
-    return ((uint64_t)comm->context_id << 32) | (uint32_t)(-tag);
-}
-
 static int reduce_intra(void *arg, uint32_t *buf, int nwords)
 {
     return cdn_xchg_allreduce(arg, buf, sizeof(uint32_t) * (size_t)nwords, cdn_xchg_band);
@@ -33,7 +28,7 @@ static int reduce_intra(void *arg, uint32_t *buf, int nwords)
 
 int cdn_comm_agree_ids(struct cdn_xchg *x, int n, uint32_t *ids, const char *caller)
 {
-    return cdn_ctxid_alloc(n, prio_of(x->comm, x->tag), reduce_intra, x, ids, caller);
+    return cdn_ctxid_alloc(n, cdn_ctxid_seed(x->comm->context_id, x->tag), reduce_intra, x, ids, caller);
 }
 
 int cdn_inter_swap_bcast(struct cdn_inter_link *l, const void *sbuf, size_t sbytes, void *rbuf,
@@ -61,7 +56,7 @@ static int reduce_inter(void *arg, uint32_t *buf, int nwords)
 
 int cdn_comm_agree_ids_inter(struct cdn_inter_link *l, int n, uint32_t *ids, const char *caller)
 {
-    return cdn_ctxid_alloc(n, prio_of(l->local.comm, l->local.tag), reduce_inter, l, ids, caller);
+    return cdn_ctxid_alloc(n, cdn_ctxid_seed(l->local.comm->context_id, l->local.tag), reduce_inter, l, ids, caller);
 }
 
 int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct cdn_group *remote,
@@ -85,19 +80,20 @@ int cdn_comm_make(struct cdn_comm *parent, struct cdn_group *group, uint32_t ctx
     return cdn_comm_make_inter(parent, group, NULL, ctx, NULL, out, caller);
 }
 
-/* What a duplicate carries over from its parent: attributes (copy
- * callbacks), topology, hints. */
+/* What a duplicate carries over from its parent before its ids are agreed:
+ * topology (attributes: cdn_comm_dup_copy_attrs); the hints of the info
+ * argument of the _with_info forms. */
 static int dup_contents(struct cdn_comm *parent, struct cdn_comm *c, struct cdn_info *info,
                         bool use_info, const char *caller)
 {
     if (parent->topo != NULL && (c->topo = cdn_topo_dup(parent->topo)) == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
-    pthread_mutex_lock(&parent->lock);
-    struct cdn_info *src = use_info ? info : parent->info;
-    c->info = src != NULL ? cdn_info_dup(src) : NULL;
-    pthread_mutex_unlock(&parent->lock);
-    if (src != NULL && c->info == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    /* the parent's hints are not carried over (runtime/comm_hints.c) */
+    return use_info ? cdn_comm_hints_take(&c->info, info, caller) : MPI_SUCCESS;
+}
+
+int cdn_comm_dup_copy_attrs(struct cdn_comm *parent, struct cdn_comm *c, const char *caller)
+{
     return cdn_attr_copy_all(&parent->attrs, parent->handle, &c->attrs, caller);
 }
 
@@ -158,11 +154,16 @@ int cdn_comm_dup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
         cdn_xchg_all(&l.local, parent->local_comm, CDN_TAG_CTXID);
         rc = cdn_comm_agree_ids_inter(&l, 2, ids, caller);
     }
+    if (rc == MPI_SUCCESS) {
+        cdn_comm_dup_set_ids(c, ids);  /* given back with c from now on */
+        /* Copy callbacks run once the ids are agreed: one that fails fails
+         * this process's call only, the others took part in the agreement. */
+        rc = cdn_comm_dup_copy_attrs(parent, c, caller);
+    }
     if (rc != MPI_SUCCESS) {
         cdn_comm_dup_abandon(c, caller);
         return rc;
     }
-    cdn_comm_dup_set_ids(c, ids);
     *out = c;
     return MPI_SUCCESS;
 }

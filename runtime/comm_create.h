@@ -58,6 +58,9 @@ int cdn_comm_dup_prepare(struct cdn_comm *parent, struct cdn_info *info, bool us
                          struct cdn_comm **out, const char *caller);
 void cdn_comm_dup_set_ids(struct cdn_comm *c, const uint32_t *ids);
 void cdn_comm_dup_abandon(struct cdn_comm *c, const char *caller);
+/* Run the parent's copy callbacks into the duplicate c (the blocking dup
+ * once the ids are agreed, idup at the call). */
+int cdn_comm_dup_copy_attrs(struct cdn_comm *parent, struct cdn_comm *c, const char *caller);
 /* MPI_Comm_idup(_with_info): *out is published at once but pending
  * (runtime/comm.h) until *req completes; the agreement runs in the
  * background (runtime/comm_idup.c). */

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "progress/request.h"
+#include "runtime/attr.h"
 #include "runtime/comm.h"
 #include "runtime/comm_create.h"
 #include "runtime/ctxid.h"
@@ -45,6 +46,7 @@ struct idup {
     int nids;                    /* 1, or 2 for an intercommunicator */
     uint32_t ids[2];
     bool reserved;
+    bool orphan;                 /* a copy callback failed here: agree, then drop */
     int err;                     /* no ids left: the same on every process */
     struct cdn_request *sched;   /* the current attempt */
     uint32_t mask[CDN_CTXID_WORDS];
@@ -131,15 +133,7 @@ static int add_allreduce(struct cdn_sched *s, struct idup *d, uint32_t *buf, int
 static int try_reserve(void *arg)
 {
     struct idup *d = arg;
-    uint64_t pick = 0;
-    if (d->attempt > 0) {  /* splitmix64 of (parent, idup number, attempt) */
-        pick = ((uint64_t)d->parent->context_id << 40) ^ ((uint64_t)(uint32_t)d->tag << 8) ^
-               (uint64_t)d->attempt;
-        pick += 0x9e3779b97f4a7c15ull;
-        pick = (pick ^ (pick >> 30)) * 0xbf58476d1ce4e5b9ull;
-        pick = (pick ^ (pick >> 27)) * 0x94d049bb133111ebull;
-        pick ^= pick >> 31;
-    }
+    uint64_t pick = cdn_ctxid_pick(cdn_ctxid_seed(d->parent->context_id, d->tag), d->attempt);
     d->reserved = cdn_ctxid_nb_reserve(d->mask, d->nids, d->ids, pick, &d->err, d->caller);
     d->ok = d->reserved;
     return MPI_SUCCESS;
@@ -185,6 +179,19 @@ static int start_attempt(struct idup *d)
 /* The end: the duplicate becomes usable (or goes), then the request completes. */
 static void idup_finish(struct idup *d, int rc)
 {
+    if (d->orphan) {  /* the user already has the copy callback's error */
+        if (rc == MPI_SUCCESS)
+            cdn_comm_dup_set_ids(d->nc, d->ids);  /* freed with the communicator */
+        else if (d->reserved)
+            for (int i = 0; i < d->nids; i++)
+                cdn_ctxid_free(d->ids[i]);
+        cdn_comm_dup_abandon(d->nc, d->caller);
+        d->nc = NULL;
+        struct cdn_request *r = d->req;
+        cdn_request_complete(r, rc);
+        cdn_request_release(r);  /* nobody else holds it; frees d */
+        return;
+    }
     if (rc == MPI_SUCCESS) {
         cdn_comm_dup_set_ids(d->nc, d->ids);
         atomic_store_explicit(&d->nc->pending, false, memory_order_release);
@@ -241,6 +248,19 @@ int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
         free(d);
         return rc;
     }
+    /* A copy callback failing here fails this process's call at once; its
+     * peers still need it in the agreement, which then runs unseen (the
+     * duplicate is never published and goes when it ends).  What was
+     * copied is deleted now, in the user's thread. */
+    int copy_rc = cdn_comm_dup_copy_attrs(parent, nc, caller);
+    bool orphan = copy_rc != MPI_SUCCESS;
+    if (orphan)
+        cdn_attr_delete_all(&nc->attrs, 0, caller);
+    if (orphan && !parent->inter && parent->size == 1) {
+        cdn_comm_dup_abandon(nc, caller);
+        free(d);
+        return copy_rc;
+    }
     struct cdn_request *r = cdn_request_alloc(CDN_REQ_SCHED, &idup_ops, parent);
     if (r == NULL) {
         free(d);
@@ -248,17 +268,18 @@ int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of requests", caller);
     }
     memcpy(r->u.room, &d, sizeof d);
-    atomic_store(&nc->pending, true);
-    rc = cdn_comm_publish(nc, newcomm, caller);
-    if (rc != MPI_SUCCESS) {
-        cdn_request_release(r);  /* frees d */
-        return rc;
+    if (!orphan) {
+        atomic_store(&nc->pending, true);
+        rc = cdn_comm_publish(nc, newcomm, caller);
+        if (rc != MPI_SUCCESS) {
+            cdn_request_release(r);  /* frees d */
+            return rc;
+        }
     }
     if (!parent->inter && parent->size == 1) {
         /* Nobody to agree with: done now.  Retrying through schedules would
          * recurse, every attempt completing inside the one before; a failed
-         * reservation here only waits for a blocking allocation of another
-         * thread to let go of the mask. */
+         * reservation here means another thread took the id meanwhile. */
         *d = (struct idup){.req = r, .parent = parent, .nc = nc, .caller = caller, .nids = 1};
         cdn_status_empty(&r->status);
         cdn_request_arm(r, 1);
@@ -276,12 +297,14 @@ int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
     unsigned seq = atomic_fetch_add(&parent->idup_seq, 1u);
     *d = (struct idup){.req = r, .parent = parent, .nc = nc, .caller = caller,
                        .tag = CDN_TAG_IDUP_BASE - 16 * (int)(seq % CDN_IDUP_TAGS),
-                       .nids = parent->inter ? 2 : 1};
+                       .nids = parent->inter ? 2 : 1, .orphan = orphan};
     cdn_status_empty(&r->status);
     cdn_request_arm(r, 1);
     rc = start_attempt(d);
     if (rc != MPI_SUCCESS)
         idup_finish(d, rc);  /* completes r with the error */
+    if (orphan)
+        return copy_rc;
     *req = r;
     return MPI_SUCCESS;
 }

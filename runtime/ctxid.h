@@ -16,27 +16,33 @@
  * this allocation: an internal exchange supplied by the caller. */
 typedef int(cdn_ctxid_reduce_fn)(void *arg, uint32_t *buf, int nwords);
 
-/* Agree on n (1 or 2) context ids free on every process taking part.
- * `prio` orders concurrent allocations of different communicators (lower
- * first), so threads creating communicators at once cannot starve each
- * other.  Collective over the processes reduce() spans. */
-int cdn_ctxid_alloc(int n, uint64_t prio, cdn_ctxid_reduce_fn *reduce, void *arg, uint32_t *ids,
+/* Agree on n (1 or 2) context ids free on every process taking part,
+ * never holding the mask while waiting for peers: every attempt is two
+ * exchanges.  First the participants AND a snapshot of their masks
+ * (cdn_ctxid_nb_snapshot); then each tries to reserve n ids of the result
+ * locally (cdn_ctxid_nb_reserve: false when one was taken meanwhile by
+ * another thread); they AND the outcomes, and where any failed the
+ * reserving ones give the ids back (cdn_ctxid_free) and all try again.
+ * `seed` (the same on every process, different between allocations that
+ * may run at once) seeds which ids a retry tries.  Collective over the
+ * processes reduce() spans.  The nonblocking form (MPI_Comm_idup) runs the
+ * same steps as schedules. */
+int cdn_ctxid_alloc(int n, uint64_t seed, cdn_ctxid_reduce_fn *reduce, void *arg, uint32_t *ids,
                     const char *caller);
-/* The nonblocking form (MPI_Comm_idup), which may not hold the mask while
- * it waits for its peers (they may be busy in a blocking creation that
- * needs this process's mask): every attempt is two exchanges.  First the
- * participants AND a snapshot of their masks (cdn_ctxid_nb_snapshot); then
- * each tries to reserve the lowest n ids of the result locally
- * (cdn_ctxid_nb_reserve: false when one is taken meanwhile or a blocking
- * allocation holds the mask); they AND the outcomes, and where any failed
- * the reserving ones give the ids back (cdn_ctxid_free) and all try again.
- * cdn_ctxid_nb_reserve sets *err (MPI_ERR_INTERN, same everywhere) when
- * the agreed mask has fewer than n ids.  pick (the same everywhere): 0 takes
- * the lowest ids; retries pass a value that differs between concurrent
- * allocations, which then try different ids. */
+/* cdn_ctxid_nb_reserve sets *err (MPI_ERR_INTERN, same everywhere) when
+ * the agreed mask has fewer than n ids.  pick: 0 takes the lowest ids;
+ * cdn_ctxid_pick gives retries a value that differs between concurrent
+ * allocations (seed) and attempts, so they try different ids. */
 void cdn_ctxid_nb_snapshot(uint32_t *mask);
 bool cdn_ctxid_nb_reserve(const uint32_t *agreed, int n, uint32_t *ids, uint64_t pick, int *err,
                           const char *caller);
+uint64_t cdn_ctxid_pick(uint64_t seed, int attempt);
+/* The seed of an allocation over parent context id ctx with internal tag
+ * `tag` (negative): distinct for creations that may run at once. */
+static inline uint64_t cdn_ctxid_seed(uint32_t ctx, int tag)
+{
+    return ((uint64_t)ctx << 32) | (uint32_t)(-tag);
+}
 /* Give an id back (the communicator using it is destroyed). */
 void cdn_ctxid_free(uint32_t id);
 /* Mark every id but the predefined ones free (init). */

@@ -322,6 +322,34 @@ static void test_split_type(void)
     }
 }
 
+/* An empty group makes no communicator, successfully, in every creating
+ * call that takes a group (MPI_Comm_create_from_group was an error). */
+static void test_empty_groups(void)
+{
+    MPI_Comm c = MPI_COMM_WORLD;
+    int rc = MPI_Comm_create(MPI_COMM_WORLD, MPI_GROUP_EMPTY, &c);
+    CHECK(rc == MPI_SUCCESS && c == MPI_COMM_NULL, "create(MPI_GROUP_EMPTY): rc %d", rc);
+    c = MPI_COMM_WORLD;
+    rc = MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, 5, &c);
+    CHECK(rc == MPI_SUCCESS && c == MPI_COMM_NULL, "create_group(MPI_GROUP_EMPTY): rc %d", rc);
+    c = MPI_COMM_WORLD;
+    rc = MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "t_comm.empty", MPI_INFO_NULL,
+                                    MPI_ERRORS_RETURN, &c);
+    CHECK(rc == MPI_SUCCESS && c == MPI_COMM_NULL, "create_from_group(MPI_GROUP_EMPTY): rc %d",
+          rc);
+    MPI_Group wg, none;  /* an empty group made by the user */
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Group_incl(wg, 0, NULL, &none);
+    c = MPI_COMM_WORLD;
+    rc = MPI_Comm_create_from_group(none, "t_comm.none", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    CHECK(rc == MPI_SUCCESS && c == MPI_COMM_NULL, "create_from_group(empty group): rc %d", rc);
+    c = MPI_COMM_WORLD;
+    rc = MPI_Comm_create(MPI_COMM_WORLD, none, &c);
+    CHECK(rc == MPI_SUCCESS && c == MPI_COMM_NULL, "create(empty group): rc %d", rc);
+    MPI_Group_free(&none);
+    MPI_Group_free(&wg);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -334,6 +362,9 @@ int main(int argc, char **argv)
     test_cycles();
     test_threads();
     test_split_type();
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    test_empty_groups();
     MPI_Finalize();
     return check_summary("t_comm");
 }

@@ -1,0 +1,89 @@
+/*
+ * Communicator hints (MPI-4.1 7.4.4): which info keys a communicator keeps
+ * and what MPI_Comm_get_info reports.
+ *
+ * Hints are never carried from one communicator to another (MPI-4.0 and
+ * later: not by MPI_Comm_dup / MPI_Comm_idup either, as MPICH 4 does); a
+ * communicator gets only those passed to its own creating call
+ * (dup_with_info, idup_with_info, split_type, create_from_group) and to
+ * MPI_Comm_set_info.  Of those, Cadence keeps what it understands -- the
+ * four point-to-point assertions with a boolean value, and its own
+ * cadence_ keys (cadence_<coll>_algorithm, read by coll/) -- and ignores
+ * the rest, so MPI_Comm_get_info tells the hints in effect: the
+ * assertions always (default false, MPICH's set), then every other hint
+ * kept or set by Cadence itself (mpi_hw_resource_type of split_type).
+ */
+#include "runtime/comm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "runtime/error.h"
+#include "runtime/info.h"
+
+static const char *const assertions[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+                                         "mpi_assert_exact_length",
+                                         "mpi_assert_allow_overtaking"};
+#define NASSERT (sizeof assertions / sizeof assertions[0])
+
+static bool is_assertion(const char *key)
+{
+    for (size_t i = 0; i < NASSERT; i++)
+        if (strcmp(key, assertions[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The value Cadence keeps for key=value, or NULL when it ignores it. */
+static const char *kept_value(const char *key, const char *value)
+{
+    if (is_assertion(key)) {
+        if (strcasecmp(value, "true") == 0)
+            return "true";
+        if (strcasecmp(value, "false") == 0)
+            return "false";
+        return NULL;  /* not a boolean: ignored, as MPICH */
+    }
+    return strncmp(key, "cadence_", 8) == 0 ? value : NULL;
+}
+
+int cdn_comm_hints_take(struct cdn_info **dst, struct cdn_info *in, const char *caller)
+{
+    if (in == NULL)
+        return MPI_SUCCESS;
+    struct cdn_info *src = cdn_info_dup(in);  /* a stable snapshot of the user's object */
+    int rc = src == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && *dst == NULL && (*dst = cdn_info_new()) == NULL)
+        rc = MPI_ERR_NO_MEM;
+    for (int i = 0; rc == MPI_SUCCESS && i < src->n; i++) {
+        const char *v = kept_value(src->e[i].key, src->e[i].value);
+        if (v != NULL)
+            rc = cdn_info_set(*dst, src->e[i].key, v);
+    }
+    cdn_info_destroy(src);
+    return rc == MPI_SUCCESS ? rc : cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+}
+
+int cdn_comm_hints_report(struct cdn_comm *c, MPI_Info *info_used, const char *caller)
+{
+    if (info_used == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: info_used is NULL", caller);
+    struct cdn_info *out = cdn_info_new();
+    int rc = out == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; rc == MPI_SUCCESS && i < NASSERT; i++) {
+        char v[8];
+        if (!cdn_info_lookup(c->info, assertions[i], v, (int)sizeof v, NULL))
+            strcpy(v, "false");
+        rc = cdn_info_set(out, assertions[i], v);
+    }
+    if (rc == MPI_SUCCESS && c->info != NULL)
+        rc = cdn_info_merge(out, c->info);  /* the assertions again: same values, same places */
+    pthread_mutex_unlock(&c->lock);
+    if (rc != MPI_SUCCESS) {
+        cdn_info_destroy(out);
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    }
+    return cdn_info_publish(out, info_used, caller);
+}

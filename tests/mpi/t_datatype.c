@@ -238,6 +238,92 @@ static void test_errors(void)
     MPI_Type_free(&v);
 }
 
+/* Count 0 with NULL arrays is the empty type in every constructor (as in
+ * MPICH): size 0, extent 0, and it sends, receives and packs nothing. */
+static void check_empty(const char *name, int rc, MPI_Datatype t, int combiner)
+{
+    CHECK(rc == MPI_SUCCESS, "%s with count 0 and NULL arrays: error class %d", name, errclass(rc));
+    if (rc != MPI_SUCCESS)
+        return;
+    int size = -1, ni, na, nd, comb = -1, pos = 7, count = -1;
+    MPI_Aint lb = -1, extent = -1, tlb = -1, textent = -1;
+    MPI_Type_size(t, &size);
+    MPI_Type_get_extent(t, &lb, &extent);
+    MPI_Type_get_true_extent(t, &tlb, &textent);
+    CHECK(size == 0 && lb == 0 && extent == 0 && tlb == 0 && textent == 0,
+          "%s: size %d lb %ld extent %ld true lb %ld true extent %ld, want all 0", name, size,
+          (long)lb, (long)extent, (long)tlb, (long)textent);
+    MPI_Count nic, nac, ncc, ndc;
+    if (strstr(name, "_c(") != NULL)
+        MPI_Type_get_envelope_c(t, &nic, &nac, &ncc, &ndc, &comb);
+    else
+        MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    CHECK(comb == combiner, "%s: combiner %d, want %d", name, comb, combiner);
+    CHECK(MPI_Type_commit(&t) == MPI_SUCCESS, "%s: commit failed", name);
+    char buf[4] = {1, 2, 3, 4};
+    pos = 0;
+    CHECK(MPI_Pack(buf, 3, t, buf, 4, &pos, MPI_COMM_SELF) == MPI_SUCCESS && pos == 0,
+          "%s: packing 3 empty elements moved the position to %d", name, pos);
+    int x = 5, y = 9;
+    MPI_Status st;
+    CHECK(MPI_Sendrecv(&x, 1, t, 0, 3, &y, 1, t, 0, 3, MPI_COMM_SELF, &st) == MPI_SUCCESS,
+          "%s: sendrecv failed", name);
+    MPI_Get_count(&st, t, &count);
+    CHECK(y == 9 && count == 0, "%s: sendrecv wrote %d, count %d (want 9, 0)", name, y, count);
+    MPI_Type_free(&t);
+}
+
+/* call constructs into t; checked after the call has set it */
+#define CHECK_EMPTY(call, combiner)                   \
+    do {                                              \
+        MPI_Datatype t = MPI_DATATYPE_NULL;           \
+        int rc_ = call;                               \
+        check_empty(#call, rc_, t, combiner);         \
+    } while (0)
+
+static void test_empty_constructors(void)
+{
+    MPI_Datatype t;
+    CHECK_EMPTY(MPI_Type_create_struct(0, NULL, NULL, NULL, &t), MPI_COMBINER_STRUCT);
+    CHECK_EMPTY(MPI_Type_create_struct_c(0, NULL, NULL, NULL, &t), MPI_COMBINER_STRUCT);
+    CHECK_EMPTY(MPI_Type_indexed(0, NULL, NULL, MPI_INT, &t), MPI_COMBINER_INDEXED);
+    CHECK_EMPTY(MPI_Type_indexed_c(0, NULL, NULL, MPI_INT, &t), MPI_COMBINER_INDEXED);
+    CHECK_EMPTY(MPI_Type_create_hindexed(0, NULL, NULL, MPI_INT, &t), MPI_COMBINER_HINDEXED);
+    CHECK_EMPTY(MPI_Type_create_hindexed_c(0, NULL, NULL, MPI_INT, &t), MPI_COMBINER_HINDEXED);
+    CHECK_EMPTY(MPI_Type_create_indexed_block(0, 1, NULL, MPI_INT, &t), MPI_COMBINER_INDEXED_BLOCK);
+    CHECK_EMPTY(MPI_Type_create_indexed_block_c(0, 1, NULL, MPI_INT, &t),
+                MPI_COMBINER_INDEXED_BLOCK);
+    CHECK_EMPTY(MPI_Type_create_hindexed_block(0, 1, NULL, MPI_INT, &t),
+                MPI_COMBINER_HINDEXED_BLOCK);
+    CHECK_EMPTY(MPI_Type_create_hindexed_block_c(0, 1, NULL, MPI_INT, &t),
+                MPI_COMBINER_HINDEXED_BLOCK);
+    /* an empty struct inside a struct adds no data (placed where the int
+     * is, so the bounds do not depend on whether a zero-size block counts
+     * for them) */
+    MPI_Datatype empty, outer, types[2];
+    MPI_Type_create_struct(0, NULL, NULL, NULL, &empty);
+    int blens[2] = {3, 1};
+    MPI_Aint disps[2] = {8, 8};
+    types[0] = empty, types[1] = MPI_INT;
+    CHECK(MPI_Type_create_struct(2, blens, disps, types, &outer) == MPI_SUCCESS,
+          "a struct holding an empty struct was rejected");
+    int size = -1;
+    MPI_Aint lb, extent;
+    MPI_Type_size(outer, &size);
+    MPI_Type_get_extent(outer, &lb, &extent);
+    CHECK(size == 4 && lb == 8 && extent == 4, "struct {empty x3 at 8, int at 8}: size %d lb %ld "
+          "extent %ld, want 4 8 4", size, (long)lb, (long)extent);
+    MPI_Type_free(&outer);
+    MPI_Type_free(&empty);
+    /* the indexed family still needs a real oldtype, even for count 0 */
+    int rc = MPI_Type_indexed(0, NULL, NULL, MPI_DATATYPE_NULL, &t);
+    CHECK(errclass(rc) == MPI_ERR_TYPE, "MPI_Type_indexed(0, MPI_DATATYPE_NULL): class %d",
+          errclass(rc));
+    rc = MPI_Type_create_struct(1, blens, disps, NULL, &t);
+    CHECK(errclass(rc) == MPI_ERR_ARG, "MPI_Type_create_struct(1, types NULL): class %d",
+          errclass(rc));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -248,6 +334,7 @@ int main(int argc, char **argv)
     test_names_and_attributes();
     test_pack();
     test_errors();
+    test_empty_constructors();
     MPI_Finalize();
     return check_summary("t_datatype");
 }

@@ -177,6 +177,33 @@ int cdn_err(int errclass, const char *fmt, ...)
     return code;
 }
 
+/* Copy the message filed for a predefined-class code into msg
+ * (MPI_MAX_ERROR_STRING bytes); 0 when it has none or it was overwritten. */
+static int ring_message(int code, char *msg)
+{
+    unsigned serial = (unsigned)code >> CDN_ERR_CLASS_BITS;
+    int found = 0;
+    if (serial != 0) {
+        pthread_mutex_lock(&E.lock);
+        struct ring_slot *s = &E.ring[serial % CDN_ERR_RING];
+        if (s->code == code) {
+            memcpy(msg, s->msg, MPI_MAX_ERROR_STRING);
+            found = 1;
+        }
+        pthread_mutex_unlock(&E.lock);
+    }
+    return found;
+}
+
+int cdn_err_prefix(int code, const char *prefix)
+{
+    if (code <= 0 || code > MPI_ERR_LASTCODE)
+        return code;  /* success, or a user code: no message of ours */
+    char msg[MPI_MAX_ERROR_STRING];
+    int cls = code & CDN_ERR_CLASS_MASK;
+    return ring_message(code, msg) ? cdn_err(cls, "%s: %s", prefix, msg) : cdn_err(cls, "%s", prefix);
+}
+
 int cdn_err_unimplemented(const char *fname)
 {
     return cdn_err(MPI_ERR_UNSUPPORTED_OPERATION,
@@ -212,18 +239,10 @@ int cdn_err_string(int code, char *buf)
         const struct cdn_err_class_info *c = class_info(code & CDN_ERR_CLASS_MASK);
         if (c == NULL)
             return -1;
-        unsigned serial = (unsigned)code >> CDN_ERR_CLASS_BITS;
-        int found = 0;
-        if (serial != 0) {
-            pthread_mutex_lock(&E.lock);
-            struct ring_slot *s = &E.ring[serial % CDN_ERR_RING];
-            if (s->code == code) {
-                snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s): %s", c->name, c->text, s->msg);
-                found = 1;
-            }
-            pthread_mutex_unlock(&E.lock);
-        }
-        if (!found)
+        char msg[MPI_MAX_ERROR_STRING];
+        if (ring_message(code, msg))
+            snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s): %s", c->name, c->text, msg);
+        else
             snprintf(buf, MPI_MAX_ERROR_STRING, "%s: %s", c->name, c->text);
         return 0;
     }

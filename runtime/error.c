@@ -156,7 +156,7 @@ static struct {
     unsigned serial;
     struct ring_slot ring[CDN_ERR_RING];
     struct user_entry user[CDN_ERR_USER_MAX];
-    int nuser;             /* entries handed out so far (never reused) */
+    int nuser;             /* entries ever handed out (freed ones are reused) */
 } E = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int cdn_err(int errclass, const char *fmt, ...)
@@ -254,16 +254,24 @@ int cdn_err_string(int code, char *buf)
     return u ? 0 : -1;
 }
 
+/* A fresh value while there are any; after that the lowest one freed by
+ * MPI_Remove_error_class/code, so a removed value stays invalid as long as
+ * possible and add/remove cycles never run out. */
 static int add_user(int is_class, int errclass, int *out)
 {
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&E.lock);
-    if (E.nuser == CDN_ERR_USER_MAX) {
+    int i = E.nuser;
+    if (i == CDN_ERR_USER_MAX)
+        for (i = 0; i < CDN_ERR_USER_MAX && E.user[i].in_use; i++)
+            ;
+    if (i == CDN_ERR_USER_MAX) {
         rc = -1;
     } else {
-        struct user_entry *u = &E.user[E.nuser];
-        *u = (struct user_entry){.in_use = 1, .is_class = is_class, .errclass = errclass};
-        *out = CDN_ERR_USER_BASE + E.nuser++;
+        E.user[i] = (struct user_entry){.in_use = 1, .is_class = is_class, .errclass = errclass};
+        *out = CDN_ERR_USER_BASE + i;
+        if (i == E.nuser)
+            E.nuser++;
     }
     pthread_mutex_unlock(&E.lock);
     return rc;

@@ -184,6 +184,29 @@ int main(int argc, char **argv)
     MPI_Status_get_error(&st, &err);
     CHECK(s == 3 && tag == 99 && err == MPI_ERR_TAG, "status fields round-trip");
     CHECK(st.MPI_SOURCE == 3 && st.MPI_TAG == 99, "public status fields agree");
+    /* MPI_Status_set_elements_c: large counts and partial derived types */
+    MPI_Count big = (MPI_Count)3 << 30, got_c = -1;
+    int got_i = -1;
+    CHECK(MPI_Status_set_elements_c(&st, MPI_BYTE, big) == MPI_SUCCESS, "set_elements_c 3 GiB");
+    MPI_Get_elements_c(&st, MPI_BYTE, &got_c);
+    MPI_Get_count(&st, MPI_BYTE, &got_i);
+    CHECK(got_c == big && got_i == MPI_UNDEFINED, "3 GiB of bytes: elements_c %lld, count %d",
+          (long long)got_c, got_i);
+    MPI_Datatype three;
+    MPI_Type_contiguous(3, MPI_INT, &three);
+    MPI_Type_commit(&three);
+    MPI_Status_set_elements_c(&st, three, 7);
+    MPI_Get_elements_c(&st, three, &got_c);
+    MPI_Get_count(&st, three, &got_i);
+    CHECK(got_c == 7 && got_i == MPI_UNDEFINED, "7 ints as 3-int types: elements %lld, count %d",
+          (long long)got_c, got_i);
+    MPI_Status_set_elements_c(&st, three, 9);
+    MPI_Get_count(&st, three, &got_i);
+    CHECK(got_i == 3, "9 ints are 3 whole 3-int types (count %d)", got_i);
+    MPI_Type_free(&three);
+    rc = MPI_Status_set_elements_c(&st, MPI_INT, -1);
+    CHECK(class_of(rc) == MPI_ERR_COUNT, "set_elements_c(-1) is MPI_ERR_COUNT (class %d)",
+          class_of(rc));
 
     MPI_Finalize();
     return check_summary("t_errors");

@@ -422,3 +422,8 @@ int cdn_MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
     return cdn_bsend_detach(buffer_addr, size, "MPI_Buffer_detach_c");
 }
+
+int cdn_MPI_Buffer_flush(void)
+{
+    return cdn_bsend_flush();
+}

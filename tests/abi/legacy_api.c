@@ -2,8 +2,11 @@
  * Functions a program written for MPICH may call beyond MPI-4.1: the MPI-1
  * functions removed in MPI-3.0 that MPICH 4 still declares and exports
  * (MPI_Address, MPI_Type_extent/lb/ub/hvector/hindexed/struct,
- * MPI_Errhandler_create/get/set) and the deprecated MPI-1 attribute calls.
- * Each result is checked against its modern replacement, with data.
+ * MPI_Errhandler_create/get/set), the deprecated MPI-1 attribute calls,
+ * MPICH's GPU support queries (MPIX_GPU_query_support, MPIX_Query_*_support,
+ * also before MPI_Init) and the lineage macros a program tests to recognise
+ * an MPICH-ABI library.  Each result is checked against its modern
+ * replacement, with data.
  *
  * Built twice: by Cadence's build (test legacy-api) and, in
  * run_abi_test.sh, by Debian's mpicc.mpich against MPICH's mpi.h, then run
@@ -13,6 +16,18 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+
+/* What configure scripts and libraries test for an MPICH-ABI library. */
+#if !defined(MPICH) || !defined(MPICH_NAME) || !defined(MPICH_VERSION) || \
+    !defined(MPICH_NUMVERSION) || !defined(MPICH_CALC_VERSION)
+#error "mpi.h does not say it is of the MPICH lineage"
+#endif
+#if MPICH_NAME < 4 || MPICH_NUMVERSION < MPICH_CALC_VERSION(4, 0, 0, 0, 0)
+#error "mpi.h claims an MPICH ABI older than MPICH 4"
+#endif
+#if defined(CADENCE_MPI) && (!defined(CADENCE_VERSION) || !defined(CADENCE_NUMVERSION))
+#error "Cadence's mpi.h lacks its own version macros"
+#endif
 
 static int failures;
 
@@ -227,14 +242,39 @@ static void test_attributes(void)
     printf("MPI_Attr/Keyval copies %d deletes %d\n", copies, deletes);
 }
 
+static void test_mpix_queries(void)
+{
+    static const int kinds[] = {MPIX_GPU_SUPPORT_CUDA, MPIX_GPU_SUPPORT_ZE, MPIX_GPU_SUPPORT_HIP};
+    for (int i = 0; i < 3; i++) {
+        int supported = -1;
+        int rc = MPIX_GPU_query_support(kinds[i], &supported);
+        EXPECT(rc == MPI_SUCCESS && supported == 0, "MPIX_GPU_query_support(%d): rc %d, %d",
+               kinds[i], rc, supported);
+        printf("MPIX_GPU_query_support %d rc %d supported %d\n", kinds[i], rc, supported);
+    }
+    int supported = -1;
+    int rc = MPIX_GPU_query_support(77, &supported);
+    EXPECT(class_of(rc) == MPI_ERR_ARG, "MPIX_GPU_query_support(77): class %d", class_of(rc));
+    printf("MPIX_GPU_query_support 77 class %d\n", class_of(rc));
+    printf("MPIX_Query support cuda %d ze %d hip %d\n", MPIX_Query_cuda_support(),
+           MPIX_Query_ze_support(), MPIX_Query_hip_support());
+    printf("MPICH_VERSION %s MPICH_NUMVERSION %d MPICH_NAME %d\n", MPICH_VERSION,
+           MPICH_NUMVERSION, MPICH_NAME);
+}
+
 int main(int argc, char **argv)
 {
+    /* asked before MPI_Init, as CUDA-aware checks are; 0 is the honest answer */
+    int cuda_before = MPIX_Query_cuda_support();
+    printf("MPIX_Query_cuda_support before MPI_Init %d\n", cuda_before);
+    EXPECT(cuda_before == 0, "MPIX_Query_cuda_support before MPI_Init: %d", cuda_before);
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     test_types();
     test_errhandlers();
     test_attributes();
+    test_mpix_queries();
     MPI_Finalize();
     if (failures)
         fprintf(stderr, "legacy_api: %d checks failed\n", failures);

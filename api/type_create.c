@@ -7,7 +7,8 @@
  * exactly as given for MPI_Type_get_envelope/get_contents: an int form
  * records integers and addresses, a _c form its large counts (the grouping
  * of the standard's decoding table).  The int forms widen their arrays and
- * share the _c form's construction.
+ * share the _c form's construction.  MPI_Type_create_f90_* hand out the
+ * predefined types of runtime/datatype_f90.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -435,8 +436,36 @@ int cdn_MPI_Type_free(MPI_Datatype *datatype)
     if (dt->builtin)
         return cdn_err(MPI_ERR_TYPE, "MPI_Type_free: %s is a predefined datatype and cannot be freed",
                        dt->name);
+    if (dt->f90)
+        return cdn_err(MPI_ERR_TYPE, "MPI_Type_free: 0x%x came from MPI_Type_create_f90_%s and is "
+                       "predefined; it cannot be freed", (unsigned)dt->handle,
+                       dt->combiner == MPI_COMBINER_F90_INTEGER ? "integer" :
+                       dt->combiner == MPI_COMBINER_F90_REAL ? "real" : "complex");
     rc = cdn_attr_delete_all(&dt->attrs, dt->handle, "MPI_Type_free");
     *datatype = MPI_DATATYPE_NULL;
     cdn_datatype_release(dt);
     return rc;
+}
+
+/* ---- Fortran 90 parameterised types (runtime/datatype_f90.c) ---- */
+
+int cdn_MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    int rc = cdn_dt_out_arg(newtype, "MPI_Type_create_f90_integer");
+    return rc ? rc : cdn_datatype_f90(MPI_COMBINER_F90_INTEGER, 0, r, newtype,
+                                      "MPI_Type_create_f90_integer");
+}
+
+int cdn_MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    int rc = cdn_dt_out_arg(newtype, "MPI_Type_create_f90_real");
+    return rc ? rc : cdn_datatype_f90(MPI_COMBINER_F90_REAL, p, r, newtype,
+                                      "MPI_Type_create_f90_real");
+}
+
+int cdn_MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    int rc = cdn_dt_out_arg(newtype, "MPI_Type_create_f90_complex");
+    return rc ? rc : cdn_datatype_f90(MPI_COMBINER_F90_COMPLEX, p, r, newtype,
+                                      "MPI_Type_create_f90_complex");
 }

@@ -6,8 +6,9 @@
  * The attached buffer is managed first-fit over a list of the regions in
  * use, sorted by address.  Each region is charged MPI_BSEND_OVERHEAD bytes
  * besides the message, as MPI's sizing rule (MPI_Pack_size +
- * MPI_BSEND_OVERHEAD per message) promises users.  Detach waits for every
- * buffered message to be sent.
+ * MPI_BSEND_OVERHEAD per message) promises users.  Detach and
+ * MPI_Buffer_flush wait for every buffered message to be sent;
+ * MPI_Buffer_iflush returns a request the last of them completes.
  *
  * Attaching MPI_BUFFER_AUTOMATIC (MPI-4.1 3.6) turns on automatic
  * buffering: each buffered message gets a block of its own from malloc,
@@ -36,6 +37,7 @@ static struct {
     bool automatic;        /* MPI_BUFFER_AUTOMATIC is attached */
     struct region *used;   /* sorted by start */
     atomic_int inflight;
+    struct cdn_request *flush_waiters;  /* MPI_Buffer_iflush requests, linked by next */
 } bs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int cdn_bsend_attach(void *buf, MPI_Count size, const char *caller)
@@ -90,6 +92,44 @@ int cdn_bsend_flush(void)
     /* what detach and a new attach would do, the buffer staying in place */
     cdn_progress_wait_until(none_inflight, NULL);
     return MPI_SUCCESS;
+}
+
+static const struct cdn_request_ops iflush_ops = {.name = "buffer iflush"};
+
+struct cdn_request *cdn_bsend_iflush(void)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_DONE, &iflush_ops, NULL);
+    if (r == NULL)
+        return NULL;
+    cdn_status_empty(&r->status);
+    /* Under the lock, so the last buffered message (inflight_done) either
+     * sees this waiter or has already made inflight 0 here. */
+    pthread_mutex_lock(&bs.lock);
+    if (atomic_load(&bs.inflight) > 0) {
+        cdn_request_arm(r, 1);
+        r->next = bs.flush_waiters;
+        bs.flush_waiters = r;
+    }
+    pthread_mutex_unlock(&bs.lock);
+    return r;
+}
+
+/* A buffered message is on its way (or failed to start): the last one
+ * completes the MPI_Buffer_iflush requests waiting for it. */
+static void inflight_done(void)
+{
+    if (atomic_fetch_sub(&bs.inflight, 1) != 1)
+        return;
+    pthread_mutex_lock(&bs.lock);
+    struct cdn_request *w = bs.flush_waiters;
+    bs.flush_waiters = NULL;
+    pthread_mutex_unlock(&bs.lock);
+    while (w != NULL) {
+        struct cdn_request *next = w->next;
+        w->next = NULL;
+        cdn_request_complete(w, MPI_SUCCESS);
+        w = next;
+    }
 }
 
 /* First fit; called with bs.lock held. */
@@ -156,7 +196,7 @@ static void inner_complete(struct cdn_request *r)
 {
     region_free((struct region *)r->u.p2p.bsend_region);
     r->u.p2p.bsend_region = NULL;
-    atomic_fetch_sub(&bs.inflight, 1);
+    inflight_done();
 }
 
 static void inner_free(struct cdn_request *r)
@@ -206,8 +246,8 @@ int cdn_bsend_start(struct cdn_request *r)
     rc = cdn_p2p_send(data, p->bytes, byte, p->rank, p->tag, p->comm, CDN_SEND_STANDARD, true,
                       &inner);
     if (rc != MPI_SUCCESS) {
-        atomic_fetch_sub(&bs.inflight, 1);
         region_free(reg);
+        inflight_done();
         cdn_request_complete(r, rc);
         return MPI_SUCCESS;
     }

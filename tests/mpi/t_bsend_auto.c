@@ -3,7 +3,8 @@
  * and persistent MPI_Bsend_init message finds room, whatever its size and
  * however many are queued before the receiver starts; detach gives
  * MPI_BUFFER_AUTOMATIC back with size 0; MPI_Buffer_flush waits for the
- * messages and keeps the buffer; attaching twice is MPI_ERR_BUFFER.  Each
+ * messages and keeps the buffer, MPI_Buffer_iflush's request completes once
+ * they are sent; attaching twice is MPI_ERR_BUFFER.  Each
  * rank sends a burst to the next rank before receiving from the previous
  * one, so the messages really sit in buffers.  Under valgrind nothing leaks. */
 #include <mpi.h>
@@ -80,6 +81,40 @@ static void burst(const char *kind)
     free(buf);
 }
 
+/* MPI_Buffer_iflush with large buffered messages the next rank has not
+ * received yet: its request completes once they are sent, whether it is
+ * waited for before or after they are received. */
+static void iflush_while_queued(void)
+{
+    MPI_Request flush = MPI_REQUEST_NULL;
+    int flag = 0;
+    MPI_Buffer_flush();  /* the earlier messages may still be on their way */
+    CHECK(MPI_Buffer_iflush(&flush) == MPI_SUCCESS, "MPI_Buffer_iflush with nothing queued");
+    MPI_Test(&flush, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag && flush == MPI_REQUEST_NULL, "an iflush with nothing queued is complete at once");
+
+    int to = (rank + 1) % size, from = (rank + size - 1) % size, n = 1 << 18;
+    int *out = malloc((size_t)n * sizeof(int)), *in = malloc((size_t)n * sizeof(int));
+    for (int k = 0; k < 3; k++) {
+        fill(out, n, 50 + k);
+        MPI_Bsend(out, n, MPI_INT, to, 200 + k, MPI_COMM_WORLD);
+    }
+    MPI_Status st;
+    CHECK(MPI_Buffer_iflush(&flush) == MPI_SUCCESS, "MPI_Buffer_iflush with 3 queued");
+    int bad = 0;
+    for (int k = 0; k < 3; k++) {
+        memset(in, 0, (size_t)n * sizeof(int));
+        int rc = MPI_Recv(in, n, MPI_INT, from, 200 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad += rc != MPI_SUCCESS || !check(in, n, 50 + k);
+    }
+    CHECK(MPI_Wait(&flush, &st) == MPI_SUCCESS && flush == MPI_REQUEST_NULL,
+          "waiting for the iflush");
+    CHECK(bad == 0, "%d of 3 messages sent before an iflush arrived wrong", bad);
+    CHECK(MPI_Buffer_iflush(NULL) != MPI_SUCCESS, "MPI_Buffer_iflush(NULL) is an error");
+    free(out);
+    free(in);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -99,6 +134,7 @@ int main(int argc, char **argv)
     burst("Bsend_init");
     CHECK(MPI_Buffer_flush() == MPI_SUCCESS, "MPI_Buffer_flush");
     burst("Bsend");  /* still attached after the flush */
+    iflush_while_queued();
 
     void *back = NULL;
     int bsize = -1;

@@ -4,7 +4,8 @@
  * (MPI_Address, MPI_Type_extent/lb/ub/hvector/hindexed/struct,
  * MPI_Errhandler_create/get/set), the deprecated MPI-1 attribute calls,
  * MPICH's GPU support queries (MPIX_GPU_query_support, MPIX_Query_*_support,
- * also before MPI_Init) and the lineage macros a program tests to recognise
+ * also before MPI_Init), MPICH's half-precision MPIX_C_FLOAT16 and the
+ * lineage macros a program tests to recognise
  * an MPICH-ABI library.  Each result is checked against its modern
  * replacement, with data.
  *
@@ -242,6 +243,35 @@ static void test_attributes(void)
     printf("MPI_Attr/Keyval copies %d deletes %d\n", copies, deletes);
 }
 
+/* MPIX_C_FLOAT16: a real 2-byte type that packs, unpacks and travels. */
+static void test_float16(void)
+{
+    unsigned short in[5] = {0x3c00, 0xc000, 0x7bff, 0x0001, 0x8000}, out[5] = {0};
+    int size = -1, packsize = -1, pos = 0;
+    MPI_Aint lb = -1, extent = -1;
+    MPI_Type_size(MPIX_C_FLOAT16, &size);
+    MPI_Type_get_extent(MPIX_C_FLOAT16, &lb, &extent);
+    MPI_Pack_size(5, MPIX_C_FLOAT16, MPI_COMM_SELF, &packsize);
+    char packed[64];
+    int rc = MPI_Pack(in, 5, MPIX_C_FLOAT16, packed, (int)sizeof packed, &pos, MPI_COMM_SELF);
+    int upos = 0;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Unpack(packed, pos, &upos, out, 5, MPIX_C_FLOAT16, MPI_COMM_SELF);
+    EXPECT(size == 2 && lb == 0 && extent == 2 && rc == MPI_SUCCESS && pos == 10 && upos == 10 &&
+           memcmp(in, out, sizeof in) == 0,
+           "MPIX_C_FLOAT16: size %d lb %ld extent %ld, pack rc %d to %d bytes, round trip %s", size,
+           (long)lb, (long)extent, rc, pos, memcmp(in, out, sizeof in) == 0 ? "ok" : "wrong");
+    memset(out, 0, sizeof out);
+    MPI_Status st;
+    int count = -1;
+    MPI_Sendrecv(in, 5, MPIX_C_FLOAT16, 0, 9, out, 5, MPIX_C_FLOAT16, 0, 9, MPI_COMM_SELF, &st);
+    MPI_Get_count(&st, MPIX_C_FLOAT16, &count);
+    EXPECT(count == 5 && memcmp(in, out, sizeof in) == 0, "MPIX_C_FLOAT16 sendrecv: count %d",
+           count);
+    printf("MPIX_C_FLOAT16 size %d extent %ld packed %d sendrecv count %d\n", size, (long)extent,
+           pos, count);
+}
+
 static void test_mpix_queries(void)
 {
     static const int kinds[] = {MPIX_GPU_SUPPORT_CUDA, MPIX_GPU_SUPPORT_ZE, MPIX_GPU_SUPPORT_HIP};
@@ -275,6 +305,7 @@ int main(int argc, char **argv)
     test_errhandlers();
     test_attributes();
     test_mpix_queries();
+    test_float16();
     MPI_Finalize();
     if (failures)
         fprintf(stderr, "legacy_api: %d checks failed\n", failures);

@@ -7,6 +7,7 @@ enum {
     CDN_API_DEPRECATED = 1 << 1,
     CDN_API_EXTENSION = 1 << 2,
     CDN_API_SINCE_4_1 = 1 << 3,
+    CDN_API_REMOVED = 1 << 4,   /* removed in MPI-3.0, kept as MPICH keeps it */
 };
 
 struct cdn_api_fn {

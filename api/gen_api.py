@@ -31,7 +31,7 @@ HANDLE_OBJECTS = {  # by-value argument type -> error-raising function
     'MPI_File': 'cdn_err_raise_file',
     'MPI_Session': 'cdn_err_raise_session',
 }
-FLAGS = {'impl', 'manual', 'anytime', 'noerrh', 'reqerrh', 'deprecated', 'ext', 'since=4.1'}
+FLAGS = {'impl', 'manual', 'anytime', 'noerrh', 'reqerrh', 'deprecated', 'removed', 'ext', 'since=4.1'}
 
 
 class Param:
@@ -229,6 +229,7 @@ def gen_list(funcs):
         flags = ' | '.join(['CDN_API_IMPLEMENTED'] * fn.implemented +
                            ['CDN_API_DEPRECATED'] * ('deprecated' in fn.flags) +
                            ['CDN_API_EXTENSION'] * ('ext' in fn.flags) +
+                           ['CDN_API_REMOVED'] * ('removed' in fn.flags) +
                            ['CDN_API_SINCE_4_1'] * ('since=4.1' in fn.flags)) or '0'
         out.append(f'    {{"{fn.name}", "{fn.chapter}", {flags}}},')
     out += ['};', f'const int cdn_api_table_len = {len(funcs)};', '']

@@ -427,3 +427,20 @@ int cdn_MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
     return cdn_bsend_detach(buffer_addr, size, "MPI_Buffer_detach_c");
 }
+
+int cdn_MPI_Buffer_flush(void)
+{
+    return cdn_bsend_flush();
+}
+
+int cdn_MPI_Buffer_iflush(MPI_Request *request)
+{
+    int rc = check_req("MPI_Buffer_iflush", request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_request *r = cdn_bsend_iflush();
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Buffer_iflush: out of memory for a request");
+    *request = cdn_request_publish(r);
+    return MPI_SUCCESS;
+}

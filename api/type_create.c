@@ -7,7 +7,8 @@
  * exactly as given for MPI_Type_get_envelope/get_contents: an int form
  * records integers and addresses, a _c form its large counts (the grouping
  * of the standard's decoding table).  The int forms widen their arrays and
- * share the _c form's construction.
+ * share the _c form's construction.  MPI_Type_create_f90_* hand out the
+ * predefined types of runtime/datatype_f90.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -108,17 +109,20 @@ VECTOR_BINDINGS(create_hvector, MPI_COMBINER_HVECTOR, true, MPI_Aint)
 
 /* ---- indexed family and struct: a list of pieces ---- */
 
-/* n pieces: blens[i] (or blen when blens is NULL) copies of types[i] (or
- * oldtype) at disps[i] elements of oldtype's extent (or bytes). */
+/* n pieces: blens[i] (or blen when blens is NULL) copies of types[i] (a
+ * struct) or of oldtype (the indexed family) at disps[i] elements of
+ * oldtype's extent (or bytes).  A struct of count 0 may pass NULL for
+ * types: it is the empty type (size 0, extent 0), as in MPICH. */
 static int pieces_common(MPI_Count n, const MPI_Count *blens, MPI_Count blen, const MPI_Aint *disps,
-                         bool disps_in_bytes, const MPI_Datatype *types, MPI_Datatype oldtype,
-                         MPI_Datatype *newtype, const char *caller, struct cdn_datatype **out)
+                         bool disps_in_bytes, bool is_struct, const MPI_Datatype *types,
+                         MPI_Datatype oldtype, MPI_Datatype *newtype, const char *caller,
+                         struct cdn_datatype **out)
 {
     int rc;
     struct cdn_datatype *old = NULL;
     if ((rc = cdn_dt_count_arg(n, "count", caller)) || (rc = cdn_dt_out_arg(newtype, caller)))
         return rc;
-    if (types == NULL && (rc = cdn_dt_type_arg(oldtype, "oldtype", caller, &old)))
+    if (!is_struct && (rc = cdn_dt_type_arg(oldtype, "oldtype", caller, &old)))
         return rc;
     if (blens == NULL && (rc = cdn_dt_blen_arg(blen, "blocklength", caller)))
         return rc;
@@ -130,7 +134,7 @@ static int pieces_common(MPI_Count n, const MPI_Count *blens, MPI_Count blen, co
         if (p[i].blen < 0)
             rc = cdn_err(MPI_ERR_ARG, "%s: array_of_blocklengths[%lld] = %lld is negative", caller,
                          (long long)i, (long long)p[i].blen);
-        else if (types != NULL)
+        else if (is_struct)
             rc = cdn_dt_type_arg(types[i], "array_of_types[i]", caller, &p[i].type);
         else
             p[i].type = old;
@@ -138,7 +142,7 @@ static int pieces_common(MPI_Count n, const MPI_Count *blens, MPI_Count blen, co
             p[i].disp = disps_in_bytes ? disps[i] : disps[i] * (p[i].type->ub - p[i].type->lb);
     }
     if (rc == MPI_SUCCESS) {
-        *out = cdn_dt_make_pieces(n, p, types != NULL);
+        *out = cdn_dt_make_pieces(n, p, is_struct);
         if (*out == NULL)
             rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     }
@@ -182,7 +186,7 @@ int cdn_MPI_Type_indexed(int count, const int array_of_blocklengths[], const int
     MPI_Count *bl = widen(array_of_blocklengths, count, &rc, caller);
     MPI_Count *dp = widen(array_of_displacements, count, &rc, caller);
     if (rc == MPI_SUCCESS)
-        rc = pieces_common(count, bl, 0, dp, false, NULL, oldtype, newtype, caller, &dt);
+        rc = pieces_common(count, bl, 0, dp, false, false, NULL, oldtype, newtype, caller, &dt);
     if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, MPI_COMBINER_INDEXED, 2 * (MPI_Count)count + 1, 0, 0, 1, caller)) == 0) {
         dt->ints[0] = count;
         copy_ints(dt->ints + 1, array_of_blocklengths, count);
@@ -205,7 +209,7 @@ int cdn_MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
         return rc;
     MPI_Count *bl = widen(array_of_blocklengths, count, &rc, caller);
     if (rc == MPI_SUCCESS)
-        rc = pieces_common(count, bl, 0, array_of_displacements, true, NULL, oldtype, newtype, caller, &dt);
+        rc = pieces_common(count, bl, 0, array_of_displacements, true, false, NULL, oldtype, newtype, caller, &dt);
     if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, MPI_COMBINER_HINDEXED, (MPI_Count)count + 1, count, 0, 1, caller)) == 0) {
         dt->ints[0] = count;
         copy_ints(dt->ints + 1, array_of_blocklengths, count);
@@ -226,7 +230,7 @@ int cdn_MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
         int rc = MPI_SUCCESS;                                                                        \
         if (!arrays_given(count, array_of_blocklengths, array_of_displacements, caller, &rc))        \
             return rc;                                                                               \
-        rc = pieces_common(count, array_of_blocklengths, 0, array_of_displacements, in_bytes, NULL,  \
+        rc = pieces_common(count, array_of_blocklengths, 0, array_of_displacements, in_bytes, false, NULL,  \
                            oldtype, newtype, caller, &dt);                                           \
         if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, combiner, 0, 0, 2 * count + 1, 1, caller)) == 0) { \
             dt->counts[0] = count;                                                                   \
@@ -250,7 +254,7 @@ int cdn_MPI_Type_create_indexed_block(int count, int blocklength, const int arra
         return rc;
     MPI_Count *dp = widen(array_of_displacements, count, &rc, caller);
     if (rc == MPI_SUCCESS)
-        rc = pieces_common(count, NULL, blocklength, dp, false, NULL, oldtype, newtype, caller, &dt);
+        rc = pieces_common(count, NULL, blocklength, dp, false, false, NULL, oldtype, newtype, caller, &dt);
     if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, MPI_COMBINER_INDEXED_BLOCK, (MPI_Count)count + 2, 0, 0, 1, caller)) == 0) {
         dt->ints[0] = count, dt->ints[1] = blocklength;
         copy_ints(dt->ints + 2, array_of_displacements, count);
@@ -268,7 +272,7 @@ int cdn_MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Ain
     int rc = MPI_SUCCESS;
     if (!arrays_given(count, "", array_of_displacements, caller, &rc))
         return rc;
-    rc = pieces_common(count, NULL, blocklength, array_of_displacements, true, NULL, oldtype, newtype, caller, &dt);
+    rc = pieces_common(count, NULL, blocklength, array_of_displacements, true, false, NULL, oldtype, newtype, caller, &dt);
     if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, MPI_COMBINER_HINDEXED_BLOCK, 2, count, 0, 1, caller)) == 0) {
         dt->ints[0] = count, dt->ints[1] = blocklength;
         copy_counts(dt->aints, array_of_displacements, count);
@@ -287,7 +291,7 @@ int cdn_MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Ain
         int rc = MPI_SUCCESS;                                                                        \
         if (!arrays_given(count, "", array_of_displacements, caller, &rc))                           \
             return rc;                                                                               \
-        rc = pieces_common(count, NULL, blocklength, array_of_displacements, in_bytes, NULL,         \
+        rc = pieces_common(count, NULL, blocklength, array_of_displacements, in_bytes, false, NULL,         \
                            oldtype, newtype, caller, &dt);                                           \
         if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, combiner, 0, 0, count + 2, 1, caller)) == 0) {     \
             dt->counts[0] = count, dt->counts[1] = blocklength;                                      \
@@ -319,7 +323,7 @@ int cdn_MPI_Type_create_struct(int count, const int array_of_blocklengths[],
         return rc;
     MPI_Count *bl = widen(array_of_blocklengths, count, &rc, caller);
     if (rc == MPI_SUCCESS)
-        rc = pieces_common(count, bl, 0, array_of_displacements, true, array_of_types, MPI_DATATYPE_NULL,
+        rc = pieces_common(count, bl, 0, array_of_displacements, true, true, array_of_types, MPI_DATATYPE_NULL,
                            newtype, caller, &dt);
     if (rc == MPI_SUCCESS &&
         (rc = cdn_datatype_record(dt, MPI_COMBINER_STRUCT, (MPI_Count)count + 1, count, 0, count, caller)) == 0) {
@@ -343,7 +347,7 @@ int cdn_MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_block
     if (!arrays_given(count, array_of_blocklengths, array_of_displacements, caller, &rc) ||
         (rc = struct_types_arg(count, array_of_types, caller)))
         return rc;
-    rc = pieces_common(count, array_of_blocklengths, 0, array_of_displacements, true, array_of_types,
+    rc = pieces_common(count, array_of_blocklengths, 0, array_of_displacements, true, true, array_of_types,
                        MPI_DATATYPE_NULL, newtype, caller, &dt);
     if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, MPI_COMBINER_STRUCT, 0, 0, 2 * count + 1, count, caller)) == 0) {
         dt->counts[0] = count;
@@ -433,8 +437,36 @@ int cdn_MPI_Type_free(MPI_Datatype *datatype)
     if (dt->builtin)
         return cdn_err(MPI_ERR_TYPE, "MPI_Type_free: %s is a predefined datatype and cannot be freed",
                        dt->name);
+    if (dt->f90)
+        return cdn_err(MPI_ERR_TYPE, "MPI_Type_free: 0x%x came from MPI_Type_create_f90_%s and is "
+                       "predefined; it cannot be freed", (unsigned)dt->handle,
+                       dt->combiner == MPI_COMBINER_F90_INTEGER ? "integer" :
+                       dt->combiner == MPI_COMBINER_F90_REAL ? "real" : "complex");
     rc = cdn_attr_delete_all(&dt->attrs, dt->handle, "MPI_Type_free");
     *datatype = MPI_DATATYPE_NULL;
     cdn_datatype_release(dt);
     return rc;
+}
+
+/* ---- Fortran 90 parameterised types (runtime/datatype_f90.c) ---- */
+
+int cdn_MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    int rc = cdn_dt_out_arg(newtype, "MPI_Type_create_f90_integer");
+    return rc ? rc : cdn_datatype_f90(MPI_COMBINER_F90_INTEGER, 0, r, newtype,
+                                      "MPI_Type_create_f90_integer");
+}
+
+int cdn_MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    int rc = cdn_dt_out_arg(newtype, "MPI_Type_create_f90_real");
+    return rc ? rc : cdn_datatype_f90(MPI_COMBINER_F90_REAL, p, r, newtype,
+                                      "MPI_Type_create_f90_real");
+}
+
+int cdn_MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    int rc = cdn_dt_out_arg(newtype, "MPI_Type_create_f90_complex");
+    return rc ? rc : cdn_datatype_f90(MPI_COMBINER_F90_COMPLEX, p, r, newtype,
+                                      "MPI_Type_create_f90_complex");
 }

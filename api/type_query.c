@@ -309,6 +309,11 @@ int cdn_MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int c
     return set_elements(status, datatype, count, "MPI_Status_set_elements");
 }
 
+int cdn_MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements(status, datatype, count, "MPI_Status_set_elements_c");
+}
+
 int cdn_MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
     return set_elements(status, datatype, count, "MPI_Status_set_elements_x");

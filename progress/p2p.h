@@ -59,6 +59,11 @@ struct cdn_request *cdn_p2p_done_request(struct cdn_comm *comm, int source);
 /* Buffered sends (progress/bsend.c). */
 int cdn_bsend_attach(void *buf, MPI_Count size, const char *caller);
 int cdn_bsend_detach(void *buf_addr, MPI_Count *size, const char *caller);
+/* MPI_Buffer_flush: wait until every buffered message is on its way. */
+int cdn_bsend_flush(void);
+/* MPI_Buffer_iflush: a request that completes once every buffered message
+ * is on its way (at once if none is); NULL when out of memory. */
+struct cdn_request *cdn_bsend_iflush(void);
 /* Copy a buffered send's message into the attached buffer and send it from
  * there; the user's request completes at once. */
 int cdn_bsend_start(struct cdn_request *r);

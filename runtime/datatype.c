@@ -177,6 +177,7 @@ int cdn_datatype_init(void)
 
 void cdn_datatype_finalize(void)
 {
+    cdn_datatype_f90_finalize();
     cdn_datatype_builtin_teardown();
     cdn_handle_table_destroy(&types);
 }

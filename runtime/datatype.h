@@ -77,6 +77,13 @@ void *cdn_dt_segment_contig(const struct cdn_dt_segment *seg);
 MPI_Count cdn_dt_pack(struct cdn_dt_segment *seg, MPI_Count offset, void *dst, MPI_Count len);
 MPI_Count cdn_dt_unpack(struct cdn_dt_segment *seg, MPI_Count offset, const void *src, MPI_Count len);
 
+/* MPI_Type_create_f90_* (datatype_f90.c): the predefined type for combiner
+ * MPI_COMBINER_F90_INTEGER/REAL/COMPLEX and the requested precision p and
+ * range r, the same handle for the same arguments; MPI_ERR_OTHER when no
+ * type fits. */
+int cdn_datatype_f90(int combiner, int p, int r, MPI_Datatype *out, const char *caller);
+void cdn_datatype_f90_finalize(void);
+
 /* Engine init/finalize, called from cdn_rt_init/cdn_rt_finalize. */
 int cdn_datatype_init(void);
 void cdn_datatype_finalize(void);

@@ -73,6 +73,7 @@ struct cdn_datatype {
     bool builtin;
     bool committed;
     bool large;                 /* made by a _c constructor: only get_envelope_c decodes it */
+    bool f90;                   /* from MPI_Type_create_f90_*: predefined, never freed by users */
     int align;                  /* largest alignment of its basic types (struct padding) */
     MPI_Count size;
     MPI_Aint lb, ub, true_lb, true_ub;

@@ -156,7 +156,7 @@ static struct {
     unsigned serial;
     struct ring_slot ring[CDN_ERR_RING];
     struct user_entry user[CDN_ERR_USER_MAX];
-    int nuser;             /* entries handed out so far (never reused) */
+    int nuser;             /* entries ever handed out (freed ones are reused) */
 } E = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int cdn_err(int errclass, const char *fmt, ...)
@@ -175,6 +175,33 @@ int cdn_err(int errclass, const char *fmt, ...)
     va_end(ap);
     pthread_mutex_unlock(&E.lock);
     return code;
+}
+
+/* Copy the message filed for a predefined-class code into msg
+ * (MPI_MAX_ERROR_STRING bytes); 0 when it has none or it was overwritten. */
+static int ring_message(int code, char *msg)
+{
+    unsigned serial = (unsigned)code >> CDN_ERR_CLASS_BITS;
+    int found = 0;
+    if (serial != 0) {
+        pthread_mutex_lock(&E.lock);
+        struct ring_slot *s = &E.ring[serial % CDN_ERR_RING];
+        if (s->code == code) {
+            memcpy(msg, s->msg, MPI_MAX_ERROR_STRING);
+            found = 1;
+        }
+        pthread_mutex_unlock(&E.lock);
+    }
+    return found;
+}
+
+int cdn_err_prefix(int code, const char *prefix)
+{
+    if (code <= 0 || code > MPI_ERR_LASTCODE)
+        return code;  /* success, or a user code: no message of ours */
+    char msg[MPI_MAX_ERROR_STRING];
+    int cls = code & CDN_ERR_CLASS_MASK;
+    return ring_message(code, msg) ? cdn_err(cls, "%s: %s", prefix, msg) : cdn_err(cls, "%s", prefix);
 }
 
 int cdn_err_unimplemented(const char *fname)
@@ -212,18 +239,10 @@ int cdn_err_string(int code, char *buf)
         const struct cdn_err_class_info *c = class_info(code & CDN_ERR_CLASS_MASK);
         if (c == NULL)
             return -1;
-        unsigned serial = (unsigned)code >> CDN_ERR_CLASS_BITS;
-        int found = 0;
-        if (serial != 0) {
-            pthread_mutex_lock(&E.lock);
-            struct ring_slot *s = &E.ring[serial % CDN_ERR_RING];
-            if (s->code == code) {
-                snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s): %s", c->name, c->text, s->msg);
-                found = 1;
-            }
-            pthread_mutex_unlock(&E.lock);
-        }
-        if (!found)
+        char msg[MPI_MAX_ERROR_STRING];
+        if (ring_message(code, msg))
+            snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s): %s", c->name, c->text, msg);
+        else
             snprintf(buf, MPI_MAX_ERROR_STRING, "%s: %s", c->name, c->text);
         return 0;
     }
@@ -235,16 +254,24 @@ int cdn_err_string(int code, char *buf)
     return u ? 0 : -1;
 }
 
+/* A fresh value while there are any; after that the lowest one freed by
+ * MPI_Remove_error_class/code, so a removed value stays invalid as long as
+ * possible and add/remove cycles never run out. */
 static int add_user(int is_class, int errclass, int *out)
 {
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&E.lock);
-    if (E.nuser == CDN_ERR_USER_MAX) {
+    int i = E.nuser;
+    if (i == CDN_ERR_USER_MAX)
+        for (i = 0; i < CDN_ERR_USER_MAX && E.user[i].in_use; i++)
+            ;
+    if (i == CDN_ERR_USER_MAX) {
         rc = -1;
     } else {
-        struct user_entry *u = &E.user[E.nuser];
-        *u = (struct user_entry){.in_use = 1, .is_class = is_class, .errclass = errclass};
-        *out = CDN_ERR_USER_BASE + E.nuser++;
+        E.user[i] = (struct user_entry){.in_use = 1, .is_class = is_class, .errclass = errclass};
+        *out = CDN_ERR_USER_BASE + i;
+        if (i == E.nuser)
+            E.nuser++;
     }
     pthread_mutex_unlock(&E.lock);
     return rc;

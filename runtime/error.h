@@ -15,6 +15,9 @@
 
 /* File a message and return an error code of this class. */
 int cdn_err(int errclass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same error as code, its message led by prefix ("MPI_Type_extent:
+ * MPI_Type_get_extent: ..."): for a function that delegates to another. */
+int cdn_err_prefix(int code, const char *prefix);
 /* The code for a declared function that Cadence does not implement yet. */
 int cdn_err_unimplemented(const char *fname);
 

@@ -48,7 +48,8 @@ static int list_functions(int want_implemented)
             chapter = f->chapter;
             printf("[%s]\n", chapter);
         }
-        printf("  %s%s%s\n", f->name, (f->flags & CDN_API_DEPRECATED) ? "  (deprecated)" : "",
+        printf("  %s%s%s%s\n", f->name, (f->flags & CDN_API_DEPRECATED) ? "  (deprecated)" : "",
+               (f->flags & CDN_API_REMOVED) ? "  (removed in MPI-3.0)" : "",
                (f->flags & CDN_API_SINCE_4_1) ? "  (MPI-4.1)" : "");
         n++;
     }

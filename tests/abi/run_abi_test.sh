@@ -1,13 +1,14 @@
 #!/bin/sh
 # The ABI test: programs compiled against MPICH 4 run against Cadence.
 #
-# abi_probe.c and the constants program written by gen_constants.py are each
-# built twice, by Debian's mpicc.mpich (MPICH's mpi.h, -lmpich) and by
-# Cadence's build/tools/mpicc.  The MPICH-built binaries run with
-# LD_LIBRARY_PATH at the build directory, so they load Cadence's
-# libmpich.so.12; the Cadence-built ones run plainly (rpath).  Both builds of
-# the probe must print the same lines, and every constant both headers define
-# must have the same value.
+# abi_probe.c, legacy_api.c (the MPI-1 functions MPICH 4 still exports) and
+# the constants program written by gen_constants.py are each built twice, by
+# Debian's mpicc.mpich (MPICH's mpi.h, -lmpich) and by Cadence's
+# build/tools/mpicc.  The MPICH-built binaries run with LD_LIBRARY_PATH at
+# the build directory, so they load Cadence's libmpich.so.12; the
+# Cadence-built ones run plainly (rpath).  Both builds of the probe and of
+# legacy_api must print the same lines, and every constant both headers
+# define must have the same value.
 #
 # Environment: CADENCE_BUILD_ROOT and CADENCE_SOURCE_ROOT (set by test_env_vars
 # in tests/meson.build).  Exit 77 (meson's skip) when MPICH's compiler is missing.
@@ -17,7 +18,8 @@ set -u
 src=$(cd "$CADENCE_SOURCE_ROOT" && pwd -P) || exit 1
 here=$src/tests/abi
 cadence_cc=$build/tools/mpicc
-for f in "$cadence_cc" "$build/libmpich.so.12" "$here/abi_probe.c" "$src/api/mpi_constants.txt"; do
+for f in "$cadence_cc" "$build/libmpich.so.12" "$here/abi_probe.c" "$here/legacy_api.c" \
+    "$src/api/mpi_constants.txt"; do
     [ -e "$f" ] || { echo "FAIL: $f does not exist (build first: ninja -C $build)"; exit 1; }
 done
 
@@ -73,8 +75,10 @@ for cc in mpich cadence; do
     python3 "$here/gen_constants.py" "$src/api/mpi_constants.txt" "$tmp/constants.$cc.c" "$@" ||
         fail "gen_constants.py failed for $mpi_h"
     # shellcheck disable=SC2086 # $cflags splits into words on purpose
-    timeout 60 "$compiler" $cflags -o "$tmp/abi_probe.$cc" "$here/abi_probe.c" ||
-        fail "$compiler could not build abi_probe.c"
+    for prog in abi_probe legacy_api; do
+        timeout 60 "$compiler" $cflags -o "$tmp/$prog.$cc" "$here/$prog.c" ||
+            fail "$compiler could not build $prog.c"
+    done
     # shellcheck disable=SC2086
     timeout 60 "$compiler" $cflags -o "$tmp/constants.$cc" "$tmp/constants.$cc.c" ||
         fail "$compiler could not build the constants program"
@@ -103,7 +107,7 @@ lib=$(printf '%s\n' "$ldd_line" | awk '{ print $3 }')
 # ---- run ----
 # A handler chosen from the environment would change what the probe sees.
 unset CADENCE_INITIAL_ERRHANDLER
-for prog in abi_probe constants; do
+for prog in abi_probe legacy_api constants; do
     run "$tmp/$prog.mpich.out" env LD_LIBRARY_PATH="$build" "$tmp/$prog.mpich"
     run "$tmp/$prog.cadence.out" env -u LD_LIBRARY_PATH "$tmp/$prog.cadence"
 done
@@ -116,6 +120,14 @@ if diff -u "$tmp/abi_probe.mpich.out" "$tmp/abi_probe.cadence.out" >"$tmp/probe.
 else
     fail "abi_probe prints differently when built against MPICH's mpi.h (-) and Cadence's (+):"
     cat "$tmp/probe.diff"
+fi
+
+# ---- compare: the removed MPI-1 functions give the same results ----
+if diff -u "$tmp/legacy_api.mpich.out" "$tmp/legacy_api.cadence.out" >"$tmp/legacy.diff"; then
+    echo "legacy_api: $(wc -l <"$tmp/legacy_api.cadence.out") results identical in both builds"
+else
+    fail "legacy_api prints differently when built against MPICH's mpi.h (-) and Cadence's (+):"
+    cat "$tmp/legacy.diff"
 fi
 
 # ---- compare: constants both headers define ----

@@ -2,10 +2,12 @@
  * Datatypes through the MPI API in a one-process job: queries, decoding
  * round trips (get_envelope/get_contents rebuild an equal type), names,
  * attributes with copy and delete callbacks, MPI_Pack/Unpack and external32
- * with checked data, MPIX_Type_iov, and the error classes of bad input.
+ * with checked data, MPIX_Type_iov, the error classes of bad input, every
+ * constructor with count 0 and NULL arrays, and MPI_Type_create_f90_*.
  */
 #include <mpi.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check_mpi.h"
@@ -238,6 +240,170 @@ static void test_errors(void)
     MPI_Type_free(&v);
 }
 
+/* Count 0 with NULL arrays is the empty type in every constructor (as in
+ * MPICH): size 0, extent 0, and it sends, receives and packs nothing. */
+static void check_empty(const char *name, int rc, MPI_Datatype t, int combiner)
+{
+    CHECK(rc == MPI_SUCCESS, "%s with count 0 and NULL arrays: error class %d", name, errclass(rc));
+    if (rc != MPI_SUCCESS)
+        return;
+    int size = -1, ni, na, nd, comb = -1, pos = 7, count = -1;
+    MPI_Aint lb = -1, extent = -1, tlb = -1, textent = -1;
+    MPI_Type_size(t, &size);
+    MPI_Type_get_extent(t, &lb, &extent);
+    MPI_Type_get_true_extent(t, &tlb, &textent);
+    CHECK(size == 0 && lb == 0 && extent == 0 && tlb == 0 && textent == 0,
+          "%s: size %d lb %ld extent %ld true lb %ld true extent %ld, want all 0", name, size,
+          (long)lb, (long)extent, (long)tlb, (long)textent);
+    MPI_Count nic, nac, ncc, ndc;
+    if (strstr(name, "_c(") != NULL)
+        MPI_Type_get_envelope_c(t, &nic, &nac, &ncc, &ndc, &comb);
+    else
+        MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    CHECK(comb == combiner, "%s: combiner %d, want %d", name, comb, combiner);
+    CHECK(MPI_Type_commit(&t) == MPI_SUCCESS, "%s: commit failed", name);
+    char buf[4] = {1, 2, 3, 4};
+    pos = 0;
+    CHECK(MPI_Pack(buf, 3, t, buf, 4, &pos, MPI_COMM_SELF) == MPI_SUCCESS && pos == 0,
+          "%s: packing 3 empty elements moved the position to %d", name, pos);
+    int x = 5, y = 9;
+    MPI_Status st;
+    CHECK(MPI_Sendrecv(&x, 1, t, 0, 3, &y, 1, t, 0, 3, MPI_COMM_SELF, &st) == MPI_SUCCESS,
+          "%s: sendrecv failed", name);
+    MPI_Get_count(&st, t, &count);
+    CHECK(y == 9 && count == 0, "%s: sendrecv wrote %d, count %d (want 9, 0)", name, y, count);
+    MPI_Type_free(&t);
+}
+
+/* call constructs into t; checked after the call has set it */
+#define CHECK_EMPTY(call, combiner)                   \
+    do {                                              \
+        MPI_Datatype t = MPI_DATATYPE_NULL;           \
+        int rc_ = call;                               \
+        check_empty(#call, rc_, t, combiner);         \
+    } while (0)
+
+static void test_empty_constructors(void)
+{
+    MPI_Datatype t;
+    CHECK_EMPTY(MPI_Type_create_struct(0, NULL, NULL, NULL, &t), MPI_COMBINER_STRUCT);
+    CHECK_EMPTY(MPI_Type_create_struct_c(0, NULL, NULL, NULL, &t), MPI_COMBINER_STRUCT);
+    CHECK_EMPTY(MPI_Type_indexed(0, NULL, NULL, MPI_INT, &t), MPI_COMBINER_INDEXED);
+    CHECK_EMPTY(MPI_Type_indexed_c(0, NULL, NULL, MPI_INT, &t), MPI_COMBINER_INDEXED);
+    CHECK_EMPTY(MPI_Type_create_hindexed(0, NULL, NULL, MPI_INT, &t), MPI_COMBINER_HINDEXED);
+    CHECK_EMPTY(MPI_Type_create_hindexed_c(0, NULL, NULL, MPI_INT, &t), MPI_COMBINER_HINDEXED);
+    CHECK_EMPTY(MPI_Type_create_indexed_block(0, 1, NULL, MPI_INT, &t), MPI_COMBINER_INDEXED_BLOCK);
+    CHECK_EMPTY(MPI_Type_create_indexed_block_c(0, 1, NULL, MPI_INT, &t),
+                MPI_COMBINER_INDEXED_BLOCK);
+    CHECK_EMPTY(MPI_Type_create_hindexed_block(0, 1, NULL, MPI_INT, &t),
+                MPI_COMBINER_HINDEXED_BLOCK);
+    CHECK_EMPTY(MPI_Type_create_hindexed_block_c(0, 1, NULL, MPI_INT, &t),
+                MPI_COMBINER_HINDEXED_BLOCK);
+    /* an empty struct inside a struct adds no data (placed where the int
+     * is, so the bounds do not depend on whether a zero-size block counts
+     * for them) */
+    MPI_Datatype empty, outer, types[2];
+    MPI_Type_create_struct(0, NULL, NULL, NULL, &empty);
+    int blens[2] = {3, 1};
+    MPI_Aint disps[2] = {8, 8};
+    types[0] = empty, types[1] = MPI_INT;
+    CHECK(MPI_Type_create_struct(2, blens, disps, types, &outer) == MPI_SUCCESS,
+          "a struct holding an empty struct was rejected");
+    int size = -1;
+    MPI_Aint lb, extent;
+    MPI_Type_size(outer, &size);
+    MPI_Type_get_extent(outer, &lb, &extent);
+    CHECK(size == 4 && lb == 8 && extent == 4, "struct {empty x3 at 8, int at 8}: size %d lb %ld "
+          "extent %ld, want 4 8 4", size, (long)lb, (long)extent);
+    MPI_Type_free(&outer);
+    MPI_Type_free(&empty);
+    /* the indexed family still needs a real oldtype, even for count 0 */
+    int rc = MPI_Type_indexed(0, NULL, NULL, MPI_DATATYPE_NULL, &t);
+    CHECK(errclass(rc) == MPI_ERR_TYPE, "MPI_Type_indexed(0, MPI_DATATYPE_NULL): class %d",
+          errclass(rc));
+    rc = MPI_Type_create_struct(1, blens, disps, NULL, &t);
+    CHECK(errclass(rc) == MPI_ERR_ARG, "MPI_Type_create_struct(1, types NULL): class %d",
+          errclass(rc));
+}
+
+/* MPI_Type_create_f90_*: the type MPICH picks for each range/precision,
+ * decoded as F90_* with the arguments, the same handle each time, data
+ * through it, not freeable; out of range is MPI_ERR_OTHER. */
+static void check_f90(const char *what, int rc, MPI_Datatype t, int size, int combiner, int p, int r)
+{
+    CHECK(rc == MPI_SUCCESS, "%s: class %d", what, errclass(rc));
+    if (rc != MPI_SUCCESS)
+        return;
+    int sz = -1, ni = -1, na = -1, nd = -1, comb = -1, ints[2] = {-7, -7};
+    MPI_Type_size(t, &sz);
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    MPI_Aint aints[1];
+    MPI_Datatype types[1];
+    MPI_Type_get_contents(t, 2, 0, 0, ints, aints, types);
+    int want_ni = combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+    int ok_ints = combiner == MPI_COMBINER_F90_INTEGER ? ints[0] == r : ints[0] == p && ints[1] == r;
+    CHECK(sz == size && comb == combiner && ni == want_ni && na == 0 && nd == 0 && ok_ints,
+          "%s: size %d (want %d), combiner %d (want %d), envelope %d %d %d, ints %d %d", what, sz,
+          size, comb, combiner, ni, na, nd, ints[0], ints[1]);
+}
+
+static void test_f90(void)
+{
+    static const struct { int r, size; } ints[] = {{-1, 1}, {2, 1}, {3, 2}, {4, 2}, {5, 4},
+                                                    {9, 4}, {10, 8}, {18, 8}, {MPI_UNDEFINED, 1}};
+    for (unsigned i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        int rc = MPI_Type_create_f90_integer(ints[i].r, &t);
+        char what[64];
+        snprintf(what, sizeof what, "f90_integer(%d)", ints[i].r);
+        check_f90(what, rc, t, ints[i].size, MPI_COMBINER_F90_INTEGER, 0, ints[i].r);
+    }
+    static const struct { int p, r, size; } reals[] = {
+        {MPI_UNDEFINED, MPI_UNDEFINED, 4}, {6, MPI_UNDEFINED, 4}, {7, MPI_UNDEFINED, 8},
+        {15, MPI_UNDEFINED, 8}, {MPI_UNDEFINED, 37, 4}, {MPI_UNDEFINED, 38, 8},
+        {MPI_UNDEFINED, 307, 8}, {6, 37, 4}, {6, 38, 8}, {0, 0, 4}};
+    for (unsigned i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        char what[64];
+        int rc = MPI_Type_create_f90_real(reals[i].p, reals[i].r, &t);
+        snprintf(what, sizeof what, "f90_real(%d, %d)", reals[i].p, reals[i].r);
+        check_f90(what, rc, t, reals[i].size, MPI_COMBINER_F90_REAL, reals[i].p, reals[i].r);
+        rc = MPI_Type_create_f90_complex(reals[i].p, reals[i].r, &t);
+        snprintf(what, sizeof what, "f90_complex(%d, %d)", reals[i].p, reals[i].r);
+        check_f90(what, rc, t, 2 * reals[i].size, MPI_COMBINER_F90_COMPLEX, reals[i].p, reals[i].r);
+    }
+    MPI_Datatype t;
+    int rc = MPI_Type_create_f90_integer(19, &t);
+    CHECK(errclass(rc) == MPI_ERR_OTHER, "f90_integer(19): class %d", errclass(rc));
+    rc = MPI_Type_create_f90_real(16, MPI_UNDEFINED, &t);
+    CHECK(errclass(rc) == MPI_ERR_OTHER, "f90_real(16, -): class %d", errclass(rc));
+    rc = MPI_Type_create_f90_complex(MPI_UNDEFINED, 308, &t);
+    CHECK(errclass(rc) == MPI_ERR_OTHER, "f90_complex(-, 308): class %d", errclass(rc));
+    rc = MPI_Type_create_f90_integer(5, NULL);
+    CHECK(errclass(rc) == MPI_ERR_ARG, "f90_integer(NULL): class %d", errclass(rc));
+
+    /* the same arguments give the same (predefined) type; it carries data */
+    MPI_Datatype a, b, c;
+    MPI_Type_create_f90_complex(15, 300, &a);
+    MPI_Type_create_f90_complex(15, 300, &b);
+    MPI_Type_create_f90_complex(15, 301, &c);
+    CHECK(a == b && a != c, "f90_complex(15, 300) twice gave 0x%x and 0x%x, (15, 301) 0x%x",
+          (unsigned)a, (unsigned)b, (unsigned)c);
+    double z[6] = {1.5, -2, 3.25, 4, 5, 6}, w[6] = {0};
+    MPI_Status st;
+    MPI_Sendrecv(z, 3, a, 0, 4, w, 3, a, 0, 4, MPI_COMM_SELF, &st);
+    int count = -1;
+    MPI_Get_count(&st, a, &count);
+    CHECK(memcmp(z, w, sizeof z) == 0 && count == 3, "3 complex(15, 300) arrived wrong (count %d)",
+          count);
+    rc = MPI_Type_free(&a);
+    CHECK(errclass(rc) == MPI_ERR_TYPE && a == b, "MPI_Type_free of an f90 type: class %d",
+          errclass(rc));
+    MPI_Datatype d;
+    CHECK(MPI_Type_dup(b, &d) == MPI_SUCCESS && MPI_Type_free(&d) == MPI_SUCCESS,
+          "a duplicate of an f90 type is an ordinary type");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -248,6 +414,8 @@ int main(int argc, char **argv)
     test_names_and_attributes();
     test_pack();
     test_errors();
+    test_empty_constructors();
+    test_f90();
     MPI_Finalize();
     return check_summary("t_datatype");
 }

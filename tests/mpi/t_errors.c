@@ -130,6 +130,48 @@ int main(int argc, char **argv)
     rc = MPI_Error_class(ucode, &rank);
     CHECK(class_of(rc) == MPI_ERR_ARG, "a removed code is no longer valid");
 
+    /* Removed classes and codes are reused: 10000 add/remove cycles (more
+     * than the 4096 values there are) keep working, and each value is
+     * whole again (class, string) when handed out a second time. */
+    int cycle_fail = 0;
+    for (int i = 0; i < 10000 && !cycle_fail; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "cycle %d", i);
+        int c, k;
+        if (MPI_Add_error_class(&c) != MPI_SUCCESS || MPI_Add_error_code(c, &k) != MPI_SUCCESS ||
+            MPI_Add_error_string(k, want) != MPI_SUCCESS) {
+            cycle_fail = i + 1;
+            break;
+        }
+        error_text(k, text);
+        int kc = -1;
+        MPI_Error_class(k, &kc);
+        if (strcmp(text, want) != 0 || kc != c)
+            cycle_fail = i + 1;
+        if (MPI_Remove_error_code(k) != MPI_SUCCESS || MPI_Remove_error_class(c) != MPI_SUCCESS)
+            cycle_fail = i + 1;
+    }
+    CHECK(cycle_fail == 0, "add/remove cycle %d failed", cycle_fail);
+    /* all values live at once: the next add fails cleanly, a removal frees one */
+    static int live[4096];
+    int nlive = 0;
+    MPI_Add_error_class(&ucls);
+    while (nlive < 4096 && MPI_Add_error_code(ucls, &live[nlive]) == MPI_SUCCESS)
+        nlive++;
+    CHECK(nlive == 4095, "%d codes beside their class, want 4095", nlive);
+    rc = MPI_Add_error_code(ucls, &ucode);
+    CHECK(class_of(rc) == MPI_ERR_OTHER, "a full table is MPI_ERR_OTHER (class %d)", class_of(rc));
+    MPI_Remove_error_code(live[100]);
+    CHECK(MPI_Add_error_code(ucls, &ucode) == MPI_SUCCESS && ucode == live[100],
+          "the removed code is handed out again");
+    int *lastused = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &lastused, &flag);
+    CHECK(flag && *lastused >= live[nlive - 1], "MPI_LASTUSEDCODE %d covers every code",
+          flag ? *lastused : -1);
+    for (int i = 0; i < nlive; i++)
+        MPI_Remove_error_code(live[i]);
+    CHECK(MPI_Remove_error_class(ucls) == MPI_SUCCESS, "the class goes once its codes are gone");
+
     /* Status accessors of MPI-4.1. */
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -142,6 +184,29 @@ int main(int argc, char **argv)
     MPI_Status_get_error(&st, &err);
     CHECK(s == 3 && tag == 99 && err == MPI_ERR_TAG, "status fields round-trip");
     CHECK(st.MPI_SOURCE == 3 && st.MPI_TAG == 99, "public status fields agree");
+    /* MPI_Status_set_elements_c: large counts and partial derived types */
+    MPI_Count big = (MPI_Count)3 << 30, got_c = -1;
+    int got_i = -1;
+    CHECK(MPI_Status_set_elements_c(&st, MPI_BYTE, big) == MPI_SUCCESS, "set_elements_c 3 GiB");
+    MPI_Get_elements_c(&st, MPI_BYTE, &got_c);
+    MPI_Get_count(&st, MPI_BYTE, &got_i);
+    CHECK(got_c == big && got_i == MPI_UNDEFINED, "3 GiB of bytes: elements_c %lld, count %d",
+          (long long)got_c, got_i);
+    MPI_Datatype three;
+    MPI_Type_contiguous(3, MPI_INT, &three);
+    MPI_Type_commit(&three);
+    MPI_Status_set_elements_c(&st, three, 7);
+    MPI_Get_elements_c(&st, three, &got_c);
+    MPI_Get_count(&st, three, &got_i);
+    CHECK(got_c == 7 && got_i == MPI_UNDEFINED, "7 ints as 3-int types: elements %lld, count %d",
+          (long long)got_c, got_i);
+    MPI_Status_set_elements_c(&st, three, 9);
+    MPI_Get_count(&st, three, &got_i);
+    CHECK(got_i == 3, "9 ints are 3 whole 3-int types (count %d)", got_i);
+    MPI_Type_free(&three);
+    rc = MPI_Status_set_elements_c(&st, MPI_INT, -1);
+    CHECK(class_of(rc) == MPI_ERR_COUNT, "set_elements_c(-1) is MPI_ERR_COUNT (class %d)",
+          class_of(rc));
 
     MPI_Finalize();
     return check_summary("t_errors");

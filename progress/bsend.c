@@ -120,19 +120,25 @@ int cdn_bsend_detach(struct cdn_bsend_pool **slot, void *buf_addr, MPI_Count *si
 {
     if (buf_addr == NULL || size == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: %s is NULL", caller, buf_addr == NULL ? "buffer_addr" : "size");
-    /* Every buffered message must be on its way before the buffer goes back. */
-    struct cdn_bsend_pool *bs = drain(slot);
+    /* Every buffered message must be on its way before the buffer goes
+     * back -- checked again under the lock, for a send another thread
+     * started meanwhile. */
     void *was = NULL;
     MPI_Count had = 0;
-    pthread_mutex_lock(&lock);
-    if (bs != NULL) {
-        was = bs->automatic ? MPI_BUFFER_AUTOMATIC : bs->buf;
-        had = (MPI_Count)bs->size;
-        bs->buf = NULL;
-        bs->size = 0;
-        bs->attached = bs->automatic = false;
+    for (struct cdn_bsend_pool *bs; (bs = drain(slot)) != NULL;) {
+        pthread_mutex_lock(&lock);
+        bool idle = atomic_load(&bs->inflight) == 0;
+        if (idle) {
+            was = bs->automatic ? MPI_BUFFER_AUTOMATIC : bs->buf;
+            had = (MPI_Count)bs->size;
+            bs->buf = NULL;
+            bs->size = 0;
+            bs->attached = bs->automatic = false;
+        }
+        pthread_mutex_unlock(&lock);
+        if (idle)
+            break;
     }
-    pthread_mutex_unlock(&lock);
     *(void **)buf_addr = was;
     *size = had;
     return MPI_SUCCESS;

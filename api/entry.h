@@ -31,6 +31,11 @@ struct cdn_group;
  * MPI_ERR_GROUP code naming the caller. */
 struct cdn_group *cdn_api_group(MPI_Group group, const char *caller, int *rc);
 
+struct cdn_session;
+/* The session behind a handle; on an invalid one, NULL with *rc set to an
+ * MPI_ERR_SESSION code naming the caller and the handle. */
+struct cdn_session *cdn_api_session(MPI_Session session, const char *caller, int *rc);
+
 struct cdn_datatype;
 /* A (buffer, count, datatype) argument triple: a negative count (the
  * message names the buffer when name_count), an invalid or uncommitted

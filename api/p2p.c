@@ -12,6 +12,7 @@
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/handle.h"
+#include "runtime/session.h"
 
 enum dir { SEND, RECV };
 
@@ -402,45 +403,112 @@ int cdn_MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Mess
                               request);
 }
 
-/* ---- buffered-send buffer ---- */
+/* ---- buffered-send buffers: the process's, a communicator's, a session's ---- */
 
-int cdn_MPI_Buffer_attach(void *buffer, int size)
-{
-    return cdn_bsend_attach(buffer, size, "MPI_Buffer_attach");
-}
-
-int cdn_MPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    return cdn_bsend_attach(buffer, size, "MPI_Buffer_attach_c");
-}
-
-int cdn_MPI_Buffer_detach(void *buffer_addr, int *size)
+static int detach_int(struct cdn_bsend_pool **slot, void *buffer_addr, int *size, const char *fn)
 {
     MPI_Count s = 0;
-    int rc = cdn_bsend_detach(buffer_addr, size == NULL ? NULL : &s, "MPI_Buffer_detach");
+    int rc = cdn_bsend_detach(slot, buffer_addr, size == NULL ? NULL : &s, fn);
     if (rc == MPI_SUCCESS)
         *size = (int)s;
     return rc;
 }
 
+static int iflush(struct cdn_bsend_pool **slot, MPI_Request *request, const char *fn)
+{
+    int rc = check_req(fn, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_request *r = cdn_bsend_iflush(slot);
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
+    *request = cdn_request_publish(r);
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Buffer_attach(void *buffer, int size)
+{
+    return cdn_bsend_attach(NULL, buffer, size, "MPI_Buffer_attach");
+}
+
+int cdn_MPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return cdn_bsend_attach(NULL, buffer, size, "MPI_Buffer_attach_c");
+}
+
+int cdn_MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    return detach_int(NULL, buffer_addr, size, "MPI_Buffer_detach");
+}
+
 int cdn_MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-    return cdn_bsend_detach(buffer_addr, size, "MPI_Buffer_detach_c");
+    return cdn_bsend_detach(NULL, buffer_addr, size, "MPI_Buffer_detach_c");
 }
 
 int cdn_MPI_Buffer_flush(void)
 {
-    return cdn_bsend_flush();
+    return cdn_bsend_flush(NULL);
 }
 
 int cdn_MPI_Buffer_iflush(MPI_Request *request)
 {
-    int rc = check_req("MPI_Buffer_iflush", request);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    struct cdn_request *r = cdn_bsend_iflush();
-    if (r == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "MPI_Buffer_iflush: out of memory for a request");
-    *request = cdn_request_publish(r);
-    return MPI_SUCCESS;
+    return iflush(NULL, request, "MPI_Buffer_iflush");
 }
+
+/* The buffer slot of a communicator or session argument, or NULL with *rc set. */
+static struct cdn_bsend_pool **comm_slot(MPI_Comm comm, const char *fn, int *rc)
+{
+    struct cdn_comm *c = cdn_api_comm(comm, fn, rc);
+    return c != NULL ? &c->bsend : NULL;
+}
+
+static struct cdn_bsend_pool **session_slot(MPI_Session session, const char *fn, int *rc)
+{
+    struct cdn_session *s = cdn_api_session(session, fn, rc);
+    return s != NULL ? &s->bsend : NULL;
+}
+
+/* MPI_<Obj>_attach_buffer and the rest for an object of type Type whose
+ * buffer slot slot_of finds: the same six bindings for communicators and
+ * sessions. */
+#define SLOT_ARG(slot_of, fn)                               \
+    int rc = MPI_SUCCESS;                                   \
+    struct cdn_bsend_pool **slot = slot_of(h, fn, &rc);     \
+    if (slot == NULL)                                       \
+        return rc
+
+#define BUFFER_BINDINGS(Obj, Type, slot_of)                                                      \
+    int cdn_MPI_##Obj##_attach_buffer(Type h, void *buffer, int size)                            \
+    {                                                                                            \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_attach_buffer");                                                  \
+        return cdn_bsend_attach(slot, buffer, size, "MPI_" #Obj "_attach_buffer");               \
+    }                                                                                            \
+    int cdn_MPI_##Obj##_attach_buffer_c(Type h, void *buffer, MPI_Count size)                    \
+    {                                                                                            \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_attach_buffer_c");                                                \
+        return cdn_bsend_attach(slot, buffer, size, "MPI_" #Obj "_attach_buffer_c");             \
+    }                                                                                            \
+    int cdn_MPI_##Obj##_detach_buffer(Type h, void *buffer_addr, int *size)                      \
+    {                                                                                            \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_detach_buffer");                                                  \
+        return detach_int(slot, buffer_addr, size, "MPI_" #Obj "_detach_buffer");               \
+    }                                                                                            \
+    int cdn_MPI_##Obj##_detach_buffer_c(Type h, void *buffer_addr, MPI_Count *size)              \
+    {                                                                                            \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_detach_buffer_c");                                                \
+        return cdn_bsend_detach(slot, buffer_addr, size, "MPI_" #Obj "_detach_buffer_c");        \
+    }                                                                                            \
+    int cdn_MPI_##Obj##_flush_buffer(Type h)                                                     \
+    {                                                                                            \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_flush_buffer");                                                   \
+        return cdn_bsend_flush(slot);                                                            \
+    }                                                                                            \
+    int cdn_MPI_##Obj##_iflush_buffer(Type h, MPI_Request *request)                              \
+    {                                                                                            \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_iflush_buffer");                                                  \
+        return iflush(slot, request, "MPI_" #Obj "_iflush_buffer");                              \
+    }
+
+BUFFER_BINDINGS(Comm, MPI_Comm, comm_slot)
+BUFFER_BINDINGS(Session, MPI_Session, session_slot)

@@ -10,6 +10,7 @@
 
 #include "api/entry.h"
 #include "cdn_api_impl.h"
+#include "progress/p2p.h"
 #include "runtime/comm.h"
 #include "runtime/group.h"
 #include "runtime/info.h"
@@ -18,7 +19,7 @@
 static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
 #define NPSETS 2
 
-static struct cdn_session *session_arg(MPI_Session session, const char *caller, int *rc)
+struct cdn_session *cdn_api_session(MPI_Session session, const char *caller, int *rc)
 {
     struct cdn_session *s = cdn_session_get(session);
     *rc = MPI_SUCCESS;
@@ -30,7 +31,7 @@ static struct cdn_session *session_arg(MPI_Session session, const char *caller, 
 
 #define SESSION_ARG(var, handle, caller)                          \
     int rc;                                                       \
-    struct cdn_session *var = session_arg(handle, caller, &rc);   \
+    struct cdn_session *var = cdn_api_session(handle, caller, &rc);   \
     if (var == NULL)                                              \
         return rc
 
@@ -80,6 +81,8 @@ int cdn_MPI_Session_finalize(MPI_Session *session)
     if (session == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Session_finalize: session is NULL");
     SESSION_ARG(s, *session, "MPI_Session_finalize");
+    /* MPI_Session_attach_buffer's messages go out first, as a detach would */
+    cdn_bsend_flush(&s->bsend);
     cdn_session_unpublish(s);
     *session = MPI_SESSION_NULL;
     return cdn_rt_finalize(false);
@@ -163,7 +166,6 @@ int cdn_MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 int cdn_MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
     SESSION_ARG(s, session, "MPI_Group_from_session_pset");
-    (void)s;
     if (pset_name == NULL || newgroup == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Group_from_session_pset: %s is NULL",
                        newgroup == NULL ? "newgroup" : "pset_name");
@@ -177,6 +179,8 @@ int cdn_MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, 
                               : cdn_group_from(wg->size, wg->world);
     if (g == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Group_from_session_pset: out of memory");
+    g->session = s;  /* communicators made from g derive from s */
+    cdn_session_retain(s);
     return cdn_group_publish(g, newgroup, "MPI_Group_from_session_pset");
 }
 

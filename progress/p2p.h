@@ -56,14 +56,23 @@ int cdn_p2p_mrecv(void *buf, MPI_Count count, struct cdn_datatype *dt, struct cd
 /* A request born complete (MPI_PROC_NULL, MPI_MESSAGE_NO_PROC). */
 struct cdn_request *cdn_p2p_done_request(struct cdn_comm *comm, int source);
 
-/* Buffered sends (progress/bsend.c). */
-int cdn_bsend_attach(void *buf, MPI_Count size, const char *caller);
-int cdn_bsend_detach(void *buf_addr, MPI_Count *size, const char *caller);
-/* MPI_Buffer_flush: wait until every buffered message is on its way. */
-int cdn_bsend_flush(void);
-/* MPI_Buffer_iflush: a request that completes once every buffered message
+/* Buffered sends (progress/bsend.c).  A buffer is attached to a slot: a
+ * communicator's or a session's bsend field, or NULL for the process's
+ * buffer (MPI_Buffer_attach).  The slot's pool is made at the first attach
+ * and freed by cdn_bsend_pool_free when its owner goes. */
+struct cdn_bsend_pool;
+int cdn_bsend_attach(struct cdn_bsend_pool **slot, void *buf, MPI_Count size, const char *caller);
+/* Wait until every message in the buffer is on its way, then hand it back
+ * (NULL and 0 when none is attached). */
+int cdn_bsend_detach(struct cdn_bsend_pool **slot, void *buf_addr, MPI_Count *size,
+                     const char *caller);
+/* Flush: wait until every message in the slot's buffer is on its way. */
+int cdn_bsend_flush(struct cdn_bsend_pool **slot);
+/* Iflush: a request that completes once every message in the slot's buffer
  * is on its way (at once if none is); NULL when out of memory. */
-struct cdn_request *cdn_bsend_iflush(void);
+struct cdn_request *cdn_bsend_iflush(struct cdn_bsend_pool **slot);
+/* The owner of slot goes (no message of it can be in flight any more). */
+void cdn_bsend_pool_free(struct cdn_bsend_pool **slot);
 /* Copy a buffered send's message into the attached buffer and send it from
  * there; the user's request completes at once. */
 int cdn_bsend_start(struct cdn_request *r);

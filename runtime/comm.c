@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress/p2p.h"
 #include "runtime/attr.h"
 #include "runtime/ctxid.h"
 #include "runtime/errhandler.h"
@@ -16,6 +17,7 @@
 #include "runtime/handle.h"
 #include "runtime/info.h"
 #include "runtime/runtime.h"
+#include "runtime/session.h"
 #include "runtime/topo.h"
 
 static struct cdn_comm builtin[2] = {
@@ -123,6 +125,10 @@ static void coll_drop(struct cdn_comm *c)
 void cdn_comm_destroy(struct cdn_comm *c)
 {
     coll_drop(c);
+    /* a buffer still attached goes with the communicator: the messages in
+     * it held the communicator, so they are all sent (progress/bsend.c) */
+    cdn_bsend_pool_free(&c->bsend);
+    cdn_session_release(c->session);
     cdn_attr_list_discard(&c->attrs);
     cdn_ctxid_free(c->context_id);
     cdn_group_release(c->group);
@@ -197,8 +203,11 @@ int cdn_comm_init_builtin(int world_rank, int world_size)
 
 void cdn_comm_drop_coll_builtin(void)
 {
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         coll_drop(&builtin[i]);
+        /* MPI_Comm_attach_buffer's messages go out while progress can send them */
+        cdn_bsend_flush(&builtin[i].bsend);
+    }
 }
 
 void cdn_comm_finalize_builtin(void)
@@ -212,6 +221,7 @@ void cdn_comm_finalize_builtin(void)
         c->info = NULL;
         cdn_group_release(c->group);
         c->group = NULL;
+        cdn_bsend_pool_free(&c->bsend);
         struct cdn_errhandler *old = atomic_exchange(&c->errh, NULL);
         if (old != NULL)
             cdn_errh_release(old);

@@ -18,6 +18,8 @@ struct cdn_group;
 struct cdn_attr;
 struct cdn_info;
 struct cdn_topo;
+struct cdn_session;
+struct cdn_bsend_pool;
 
 /*
  * Contexts: a communicator owns two matching contexts.  context_id (even)
@@ -69,6 +71,13 @@ struct cdn_comm {
     struct cdn_attr *attrs;                 /* runtime/attr.c */
     struct cdn_info *info;                  /* hints (set_info, dup_with_info); may be NULL */
     struct cdn_topo *topo;                  /* virtual topology or NULL */
+    /* The session it derives from (MPI_Comm_create_from_group on a group
+     * of MPI_Group_from_session_pset, and communicators made from those),
+     * held by a reference; NULL in the world model. */
+    struct cdn_session *session;
+    /* MPI_Comm_attach_buffer's buffer (progress/bsend.c); NULL until the
+     * first attach, freed with the communicator. */
+    struct cdn_bsend_pool *bsend;
 };
 
 /* The value of info key `key` set on comm (MPI_Comm_set_info, dup_with_info,
@@ -142,7 +151,8 @@ void cdn_comm_set_errh(struct cdn_comm *comm, struct cdn_errhandler *eh);
 /* Set up MPI_COMM_WORLD and MPI_COMM_SELF for this process; undo it. */
 int cdn_comm_init_builtin(int world_rank, int world_size);
 /* Before the progress engine goes: drop the predefined communicators'
- * collective state (it may hold requests). */
+ * collective state (it may hold requests) and wait for the messages in
+ * their attached buffers to be sent. */
 void cdn_comm_drop_coll_builtin(void);
 void cdn_comm_finalize_builtin(void);
 

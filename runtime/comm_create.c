@@ -19,6 +19,7 @@
 #include "runtime/error.h"
 #include "runtime/group.h"
 #include "runtime/info.h"
+#include "runtime/session.h"
 #include "runtime/topo.h"
 
 static int reduce_intra(void *arg, uint32_t *buf, int nwords)
@@ -70,6 +71,10 @@ int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct
     }
     cdn_comm_set_errh(c, parent != NULL ? cdn_comm_errh(parent)
                                         : cdn_errh_get(MPI_ERRORS_ARE_FATAL));
+    /* from a session's group, or from a communicator of a session */
+    c->session = c->group->session != NULL ? c->group->session : parent != NULL ? parent->session : NULL;
+    if (c->session != NULL)
+        cdn_session_retain(c->session);
     *out = c;
     return MPI_SUCCESS;
 }

@@ -10,6 +10,7 @@
 #include "runtime/error.h"
 #include "runtime/handle.h"
 #include "runtime/runtime.h"
+#include "runtime/session.h"
 
 static struct cdn_handle_table groups = CDN_HANDLE_TABLE_INIT(CDN_OBJ_GROUP);
 static struct cdn_group empty = {.handle = MPI_GROUP_EMPTY, .size = 0, .rank = MPI_UNDEFINED};
@@ -21,6 +22,7 @@ struct cdn_group *cdn_group_alloc(int n)
         return NULL;
     g->handle = 0;
     atomic_init(&g->refs, 1);
+    g->session = NULL;
     g->size = n;
     g->rank = MPI_UNDEFINED;
     return g;
@@ -56,8 +58,10 @@ void cdn_group_retain(struct cdn_group *g)
 
 void cdn_group_release(struct cdn_group *g)
 {
-    if (g != NULL && g != &empty && atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) == 1)
+    if (g != NULL && g != &empty && atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) == 1) {
+        cdn_session_release(g->session);
         free(g);
+    }
 }
 
 struct cdn_group *cdn_group_get(MPI_Group handle)

@@ -12,9 +12,14 @@
 #include <mpi.h>
 #include <stdatomic.h>
 
+struct cdn_session;
+
 struct cdn_group {
     MPI_Group handle;        /* 0 until published */
     atomic_int refs;
+    /* MPI_Group_from_session_pset's session (a reference), which the
+     * communicators made from the group derive from; else NULL. */
+    struct cdn_session *session;
     int size;
     int rank;                /* this process's rank in the group, or MPI_UNDEFINED */
     int world[];             /* world rank of each member */

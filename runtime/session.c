@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "progress/p2p.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
 #include "runtime/handle.h"
@@ -21,6 +22,7 @@ struct cdn_session *cdn_session_get(MPI_Session handle)
 
 int cdn_session_publish(struct cdn_session *s, MPI_Session *handle, const char *caller)
 {
+    atomic_init(&s->refs, 1);
     s->handle = cdn_handle_alloc(&sessions, s);
     if (s->handle == 0)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of session handles", caller);
@@ -31,10 +33,23 @@ int cdn_session_publish(struct cdn_session *s, MPI_Session *handle, const char *
 void cdn_session_unpublish(struct cdn_session *s)
 {
     cdn_handle_free(&sessions, s->handle);
+    cdn_session_release(s);
+}
+
+void cdn_session_retain(struct cdn_session *s)
+{
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void cdn_session_release(struct cdn_session *s)
+{
+    if (s == NULL || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
     struct cdn_errhandler *eh = atomic_exchange(&s->errh, NULL);
     if (eh != NULL)
         cdn_errh_release(eh);
     cdn_info_destroy(s->info);
+    cdn_bsend_pool_free(&s->bsend);
     free(s);
 }
 

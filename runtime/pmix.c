@@ -1,5 +1,5 @@
 /*
- * The PMIx client side of launch (DESIGN.md, "Launch and wire-up"):
+ * The PMIx client side of launch:
  * PMIx_Init, the job's facts with PMIx_Get, PMIx_Put/Commit/Fence for
  * the address exchange, PMIx_Abort and PMIx_Finalize.  Only reserved keys
  * every PMIx server provides are required (rank, job size); the rest have

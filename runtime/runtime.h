@@ -1,7 +1,9 @@
 /*
- * The runtime object: all of Cadence's process-wide mutable state lives in
- * the one `cdn_rt` declared here (DESIGN.md, "Layout").  Other files own
- * their objects but reach shared state only through it.
+ * The runtime object `cdn_rt`: the process's MPI state (init and finalize,
+ * sessions, the world, configuration).  Other files own their objects;
+ * some still keep process-wide state of their own in file-level variables
+ * (the progress engine's `cdn_engine`, among others: docs/architecture.md
+ * lists them).
  */
 #ifndef CDN_RUNTIME_H
 #define CDN_RUNTIME_H

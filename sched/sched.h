@@ -1,7 +1,6 @@
 /*
- * Schedules: the DAG engine every multi-step operation runs on
- * (DESIGN.md, "Schedules").  A schedule is a request (kind CDN_REQ_SCHED)
- * holding a graph of nodes built once and started any number of times:
+ * Schedules: the DAG engine every multi-step operation runs on.  A schedule
+ * is a request (kind CDN_REQ_SCHED) holding a graph of nodes built once and started any number of times:
  *
  *   send / recv    a message on the communicator's internal context, tag
  *                  base + sub (sub in 0..CDN_SCHED_SUBTAGS-1);

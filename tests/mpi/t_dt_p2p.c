@@ -1,5 +1,5 @@
 /*
- * Derived datatypes between processes (issue [Datatypes], item 6).  Rank 0
+ * Derived datatypes between processes.  Rank 0
  * sends, rank 1 receives (a one-process run sends to itself: the self
  * path); run under mpirun with the shm transport's eager, CMA rendezvous and
  * pipelined-copy paths chosen by CADENCE_SHM_* settings.  Every case runs at

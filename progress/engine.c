@@ -249,13 +249,6 @@ static void start_timer(bool on)
  * fire before the system call that armed it has returned (this VM's timer
  * writes can take longer than the delay), that it would run inside the
  * application's call: it naps instead (cdn_progress_let_app_out). */
-static void wake_now(bool asleep)
-{
-    if (asleep)
-        kick_fd();
-    cdn_progress_unpark();
-}
-
 static void wake_soon(void)
 {
     /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
@@ -270,11 +263,12 @@ static void wake_soon(void)
             return;
         atomic_fetch_add_explicit(&cdn_engine.app_arming, 1, memory_order_seq_cst);
         start_timer(true);
-        if (atomic_fetch_sub_explicit(&cdn_engine.app_arming, 1, memory_order_seq_cst) == 1)
-            cdn_progress_unpark();  /* the thread waits for us to be out */
+        atomic_fetch_sub_explicit(&cdn_engine.app_arming, 1, memory_order_release);
         return;
     }
-    wake_now(asleep);
+    if (asleep)
+        kick_fd();
+    cdn_progress_unpark();
 }
 
 /* An application thread is about to poll in a blocking call: it runs the
@@ -301,18 +295,10 @@ static void park_wait(long timeout_ns)
     }
 }
 
-/* Park until no application thread is inside the arming call; the last
- * one out unparks (wake_soon).  It used to nap in steps of the start delay:
- * an application thread preempted inside timerfd_settime by another
- * process kept the thread waking every 10 us on the same core. */
 void cdn_progress_let_app_out(void)
 {
-    while (atomic_load_explicit(&cdn_engine.app_arming, memory_order_seq_cst) > 0) {
-        atomic_store_explicit(&cdn_engine.parked, true, memory_order_seq_cst);
-        if (atomic_load_explicit(&cdn_engine.app_arming, memory_order_seq_cst) > 0)
-            park_wait(1000000L);  /* a safety net: the unpark ends it */
-        atomic_store_explicit(&cdn_engine.parked, false, memory_order_relaxed);
-    }
+    while (atomic_load_explicit(&cdn_engine.app_arming, memory_order_acquire) > 0)
+        park_wait(cdn_engine.start_delay_ns);
 }
 
 void cdn_progress_defer(struct cdn_work *w)
@@ -419,21 +405,19 @@ static bool gen_unchanged(unsigned gen)
     return atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst) == gen;
 }
 
-static void want(enum cdn_want w, int delta, bool now);
-
 /* A thread blocked in MPI waits for something it cannot name here: it
- * wants every arrival.  It is about to sleep, so what already arrived wakes
- * the progress thread at once: the start timer would only delay it. */
+ * wants every arrival. */
 static void want_all(int delta)
 {
-    want(CDN_WANT_DATA, delta, true);
-    want(CDN_WANT_DONE, delta, true);
+    cdn_progress_want(CDN_WANT_DATA, delta);
+    cdn_progress_want(CDN_WANT_DONE, delta);
 }
 
 void cdn_progress_block(unsigned gen)
 {
-    cdn_progress_app_leave();  /* asleep: the progress thread takes over (unparked) */
+    cdn_progress_app_leave();  /* asleep: the progress thread takes over */
     want_all(1);
+    cdn_progress_unpark();
     bool expected = false;
     if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
@@ -519,45 +503,17 @@ struct cdn_transport *cdn_progress_transport_for(int world_rank)
     return NULL;
 }
 
-void cdn_progress_app_enter(void)
-{
-    atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_relaxed);
-    cdn_progress_want(CDN_POLLING, 1);
-}
-
-void cdn_progress_app_leave(void)
-{
-    /* seq_cst: pairs with the park's store of parked and its look at
-     * app_pollers (cdn_progress_park) */
-    if (atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst) == 1 &&
-        atomic_load_explicit(&cdn_engine.parked, memory_order_seq_cst))
-        cdn_progress_unpark_slow();
-    cdn_progress_want(CDN_POLLING, -1);
-}
-
-static void want(enum cdn_want w, int delta, bool now)
+void cdn_progress_want(enum cdn_want w, int delta)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         if (tp->ops->want == NULL || !tp->ops->want(tp, (int)w, delta) || cdn_progress_in_thread)
             continue;
-        if (!cdn_engine.thread_on)
-            kick_fd();
-        else if (now)
-            wake_now(atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst));
-        else
+        if (cdn_engine.thread_on)
             wake_soon();  /* like started work: not inside the call that raised the want */
+        else
+            kick_fd();
     }
-}
-
-void cdn_progress_want(enum cdn_want w, int delta)
-{
-    want(w, delta, false);
-}
-
-void cdn_progress_want_posted(void)
-{
-    want(CDN_WANT_DATA, 1, true);
 }
 
 void cdn_progress_kick(void)

@@ -31,11 +31,8 @@ struct cdn_transport;
  * message (some receive is posted, or a thread blocks in MPI), a send's
  * completion (a thread blocks in MPI, or a schedule has steps after a
  * send).  Transports may let other arrivals wait for the next poll
- * (transport/shm/ring.h, "Wants").  CDN_POLLING counts application threads
- * polling in a blocking call: while there is one, wake nobody (it reads
- * every arrival itself); when the last one stops, wake the sleeper for
- * what came meanwhile. */
-enum cdn_want { CDN_WANT_DATA, CDN_WANT_DONE, CDN_POLLING };
+ * (transport/shm/ring.h, "Wants"). */
+enum cdn_want { CDN_WANT_DATA, CDN_WANT_DONE };
 
 /* Work handed to whichever thread polls next: the progress thread, or an
  * application thread waiting in MPI (cdn_progress_defer). */
@@ -100,14 +97,6 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
  * fall.  A rise from none re-checks the transports and wakes the sleeper
  * if what it now wants already arrived. */
 void cdn_progress_want(enum cdn_want w, int delta);
-/* cdn_progress_want(CDN_WANT_DATA, 1) for a receive the application posts
- * on a point-to-point context: when its message already waits unread, the
- * sleeping progress thread is woken at once, not by the start timer.  A
- * blocking receive polls right after, and the timer's arming, cancelling
- * and firing into the waiter's call cost a blocking ping-pong on busy
- * cores a 99th percentile of 0.55 ms (docs/performance.md); a receive a
- * collective posts inside its start keeps the deferred wake. */
-void cdn_progress_want_posted(void);
 /* Progress thread, just woken: if an application thread is still inside
  * the call that armed the start timer, sleep until it is out (the thread
  * would otherwise run its work inside that call). */
@@ -119,11 +108,16 @@ struct cdn_transport *cdn_progress_transport_for(int world_rank);
 
 /* An application thread starts / stops polling in a blocking call.  While
  * one does, the progress thread stands aside (it would only compete for the
- * same rings, often on the same core): transports do not wake it
- * (CDN_POLLING), and if it wakes anyway it parks; it resumes within a
- * millisecond once none polls, e.g. when the waiter goes to sleep. */
-void cdn_progress_app_enter(void);
-void cdn_progress_app_leave(void);
+ * same rings, often on the same core); it resumes within a millisecond
+ * once none does, e.g. when the waiter goes to sleep. */
+static inline void cdn_progress_app_enter(void)
+{
+    atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_relaxed);
+}
+static inline void cdn_progress_app_leave(void)
+{
+    atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_relaxed);
+}
 
 /* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN
  * empty polls, then sleep until something completes or arrives.  Every

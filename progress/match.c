@@ -97,12 +97,7 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
             return msg;
         }
     }
-    /* before the message can skip the doorbell; even contexts carry the
-     * application's point-to-point traffic, odd ones collectives' */
-    if (rreq->u.p2p.ctx % 2 == 0)
-        cdn_progress_want_posted();
-    else
-        cdn_progress_want(CDN_WANT_DATA, 1);
+    cdn_progress_want(CDN_WANT_DATA, 1);  /* before the message can skip the doorbell */
     rreq->next = NULL;
     rreq->prev = m->posted_tail;
     if (m->posted_tail)

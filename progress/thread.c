@@ -122,19 +122,19 @@ static void *progress_main(void *arg)
     raise_priority();
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     int idle = 0;
+    /* Parks last from 50 us, doubling while application threads keep
+     * polling, up to 1 ms: after a short blocking call the thread is back
+     * in epoll within tens of microseconds even if nobody unparks it (small
+     * nonblocking operations do not); a long wait costs a wake-up per ms. */
+    long park_ns = 50000;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
-            /* An application thread drives progress now.  The last one to
-             * stop polling unparks us (cdn_progress_app_leave); the timeout
-             * is only a safety net.  Parks used to time out from 50 us to
-             * 1 ms: in a blocking ping-pong, where some application thread
-             * polls nearly all the time, every timeout woke the thread on
-             * the waiter's core, and on a busy core the waiter then lost
-             * the processor to another process for a scheduler slice. */
-            cdn_progress_park(50000000L);
+            cdn_progress_park(park_ns);  /* an application thread drives progress now */
+            park_ns = park_ns < 1000000 ? park_ns * 2 : 1000000;
             idle = 0;
             continue;
         }
+        park_ns = 50000;
         cdn_progress_let_app_out();
         atomic_store_explicit(&cdn_engine.thread_busy, true, memory_order_relaxed);
         int pn = cdn_progress_poll();

@@ -69,16 +69,6 @@ bool shm_ring_pending(const struct shm_ring *r)
     return atomic_load_explicit(&cell->seq, memory_order_seq_cst) == (uint32_t)(tail + 1);
 }
 
-const struct shm_cell *shm_ring_unread(const struct shm_ring *r, unsigned k)
-{
-    uint64_t pos = atomic_load_explicit(&r->tail, memory_order_seq_cst) + k;
-    const struct shm_cell *cell = (const struct shm_cell *)r->cells[pos % SHM_RING_CELLS];
-    if (k >= SHM_RING_CELLS ||
-        atomic_load_explicit(&cell->seq, memory_order_seq_cst) != (uint32_t)(pos + 1))
-        return NULL;
-    return cell;
-}
-
 bool shm_ring_crowded(struct shm_prod *p)
 {
     if (p->head - p->tail_seen < SHM_RING_CELLS / 2)
@@ -91,7 +81,6 @@ void shm_bell_ring(struct shm_bell *b, int eventfd, int need)
 {
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0 &&
-        atomic_load_explicit(&b->want[SHM_POLLING], memory_order_seq_cst) == 0 &&
         (need == SHM_WAKE_ALWAYS || atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0)) {
         uint64_t one = 1;
         if (write(eventfd, &one, sizeof one) < 0) {

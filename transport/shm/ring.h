@@ -31,14 +31,6 @@
  * full.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
  * data) always ring.  A want that rises while the consumer sleeps is
  * followed by a re-check of the rings (the same Dekker pairing as arming).
- *
- * Quiet while polled: an application thread polling in a blocking call
- * reads every cell, so while one does nothing rings (SHM_POLLING); when the
- * last one stops it re-checks the rings and wakes the sleeper for what
- * arrived meanwhile.  Without this, each message of a blocking ping-pong
- * woke the progress thread on the core where the waiter spun, and on a
- * busy core the waiter then lost the processor to another process for a
- * scheduler slice (99th percentile 0.55 ms instead of 12-25 us).
  */
 #ifndef CDN_SHM_RING_H
 #define CDN_SHM_RING_H
@@ -70,14 +62,10 @@ struct shm_ring {
 /* What a cell is for, to a sleeping consumer: its want index, or
  * SHM_WAKE_ALWAYS. */
 enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_NWANTS, SHM_WAKE_ALWAYS = -1 };
-/* want[SHM_POLLING]: application threads of the consumer polling in a
- * blocking call.  While there is one, nothing rings: it reads every cell
- * itself, and a ring would only wake the progress thread onto its core. */
-enum { SHM_POLLING = SHM_NWANTS, SHM_NCOUNTS };
 
 struct shm_bell {
     _Alignas(64) atomic_int sleepers;     /* consumers armed to be woken */
-    atomic_int want[SHM_NCOUNTS];         /* the consumer's wants, and its pollers */
+    atomic_int want[SHM_NWANTS];          /* the consumer's wants (see above) */
 };
 
 /* Producer and consumer ends: process-private. */
@@ -105,9 +93,6 @@ void shm_ring_release(struct shm_cons *c);
 /* Anything unread: a fresh look at shared memory only, so any thread may
  * ask while the consumer works (the doorbell protocol's re-check). */
 bool shm_ring_pending(const struct shm_ring *r);
-/* The k-th unread cell (0: the oldest), or NULL: a look like pending's, so
- * the cell may be read and released meanwhile (its contents are a hint). */
-const struct shm_cell *shm_ring_unread(const struct shm_ring *r, unsigned k);
 
 /* Doorbell: after committing, wake the consumer if it sleeps and wants what
  * was written (need: a SHM_WANT_* index or SHM_WAKE_ALWAYS). */

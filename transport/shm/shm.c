@@ -597,26 +597,6 @@ static bool any_pending(const struct shm_state *st)
     return false;
 }
 
-/* Is there an unread cell that would have rung the bell (ring.h: wants,
- * or a ring half full)?  After the last poller stops: cells written while
- * it polled did not ring. */
-static bool any_ringing_pending(const struct shm_state *st)
-{
-    const struct shm_bell *b = &st->seg->bell;
-    for (int i = 0; i < st->nlocal; i++) {
-        if (i == st->me)
-            continue;
-        const struct shm_cell *c;
-        for (unsigned k = 0; (c = shm_ring_unread(st->peers[i].cons.ring, k)) != NULL; k++) {
-            int need = c->type == C_EAGER || c->type == C_RTS ? SHM_WANT_DATA : ctrl_need(c->type);
-            if (k >= SHM_RING_CELLS / 2 || need == SHM_WAKE_ALWAYS ||
-                atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0)
-                return true;
-        }
-    }
-    return false;
-}
-
 static bool shm_busy(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
@@ -641,15 +621,12 @@ static bool shm_want(struct cdn_transport *tp, int want, int delta)
 {
     struct shm_state *st = state_of(tp);
     struct shm_bell *b = &st->seg->bell;
-    /* seq_cst read-modify-write: the fence between changing the count and
-     * looking at sleepers and the rings (ring.h).  The bell opens when a
-     * want rises from none or the last poller stops. */
-    int idx = want == CDN_POLLING ? SHM_POLLING : want;
-    int old = atomic_fetch_add_explicit(&b->want[idx], delta, memory_order_seq_cst);
-    bool opened = idx == SHM_POLLING ? old + delta == 0 : old == 0 && delta > 0;
-    if (!opened || atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0)
+    /* seq_cst read-modify-write: the fence between raising the want and
+     * looking at sleepers and the rings (ring.h) */
+    if (atomic_fetch_add_explicit(&b->want[want], delta, memory_order_seq_cst) != 0 || delta <= 0 ||
+        atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0)
         return false;
-    return idx == SHM_POLLING ? any_ringing_pending(st) : any_pending(st);
+    return any_pending(st);
 }
 
 static void shm_disarm(struct cdn_transport *tp)

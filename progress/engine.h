@@ -1,7 +1,7 @@
 /*
  * The progress engine: the default progress context, its transports, the
  * completion generation that blocked threads sleep on, and the background
- * progress thread (DESIGN.md, "Progress engine").
+ * progress thread.
  *
  * Like libuv's loop: poll = run every transport's poll once and process
  * what arrived; block = arm the transports' doorbells and sleep in epoll on

@@ -4,7 +4,7 @@
  * A request has a kind and an ops table (start, progress, cancel, complete
  * hook, free), so point-to-point, persistent, composite (sendrecv), matched
  * message, generalized, schedule and partitioned requests are all the same
- * struct to wait/test and to the engine (DESIGN.md, "Requests").
+ * struct to wait/test and to the engine.
  *
  * Completion is one atomic counter, cc.  A request waiting for n events is
  * armed with cc = n + 1: each event takes one off, and the thread that takes

@@ -9,12 +9,30 @@
  * one clock for every process of the node; the property checked is the
  * order of two events in one run, not a speed.
  *
+ * repeat: the same property after warm-up, many times in one job: once the
+ * first transfer had proven CMA, later ones split their copy with the
+ * sender, and the sender's wait ended only when the receiver stopped
+ * computing (docs/progress.md).  Each of 20 rounds warms up with 256 KiB
+ * and 16 MiB transfers that both sides wait for at once, then checks one
+ * 16 MiB transfer while the receiver computes: MPI_Isend and MPI_Issend to
+ * a posted receive, and a receive posted after the send arrived (rank 0
+ * sends first); then a 1 MiB MPI_Iallreduce that both start while one of
+ * them computes (alternately rank 1 and rank 0).  The computing rank reads
+ * a shared page the other writes when its MPI_Wait returns, and computes
+ * until it sees it (at most 5 s): the check is that it saw it, i.e. the
+ * order of the two events, however slow a loaded machine makes the
+ * transfer; a working round costs only the transfer.
+ *
  * idle: rank 1 blocks in MPI_Recv for 5 s while rank 0 sleeps; each
  * process must use under 5% of a core meanwhile (getrusage, all threads).
  */
+#include <fcntl.h>
 #include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,40 +66,203 @@ static void compute(double seconds)
     sink = x;
 }
 
-static void overlap(int rank, int sync, int bytes, const char *what)
+/* repeat mode: a page both ranks map.  done[r] is the number of the last
+ * checked step whose MPI_Wait returned at rank r. */
+struct board {
+    atomic_int done[2];
+};
+static struct board *board;
+static int step;  /* checked steps so far, counted alike on both ranks */
+
+/* Rank 0 makes a memfd; rank 1 opens it through /proc (no name anywhere,
+ * nothing to clean up).  False, with a message, when that fails. */
+static bool board_open(int rank)
+{
+    int id[2] = {(int)getpid(), -1}, fd = -1;
+    if (rank == 0) {
+        fd = memfd_create("t_progress", MFD_CLOEXEC);
+        if (fd >= 0 && ftruncate(fd, sizeof *board) == 0)
+            id[1] = fd;
+    }
+    MPI_Bcast(id, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 1 && id[1] >= 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", id[0], id[1]);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+    }
+    if (fd >= 0) {
+        void *m = mmap(NULL, sizeof *board, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        board = m == MAP_FAILED ? NULL : m;
+    }
+    int ok = board != NULL;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (fd >= 0)
+        close(fd);  /* rank 1 has opened its own by now */
+    CHECK(ok, "repeat: rank %d could not share a page with the other rank", rank);
+    return ok;
+}
+
+/* This rank's wait of the current checked step returned. */
+static void board_post(int rank)
+{
+    atomic_store(&board->done[rank], step);
+}
+
+/* Compute until rank `other` posts the current step or `limit` s pass;
+ * true when it posted. */
+static bool compute_until_posted(int other, double limit)
+{
+    double end = now() + limit, x = 1.0;
+    bool seen;
+    while (!(seen = atomic_load(&board->done[other]) == step) && now() < end)
+        for (int i = 0; i < 1000; i++)
+            x = x * 1.0000001 + 1e-9;
+    sink = x;
+    return seen;
+}
+
+/* The receiver's side of a 16 MiB-class transfer in overlap(): how it
+ * posts its receive relative to the send. */
+enum kind { K_ISEND, K_ISSEND, K_LATE_RECV };
+static const char *kind_name[] = {"MPI_Isend", "MPI_Issend", "receive posted after the send"};
+
+static char fill(int i, int round)
+{
+    return (char)(i * 13 + round);
+}
+
+/* One transfer of `bytes` from rank 0 to rank 1 of the given kind; rank 1
+ * computes between posting and MPI_Wait (secs 0: waits at once).  Without
+ * the board it computes `secs` and rank 0's wait must return at least
+ * `margin` s before rank 1 calls MPI_Wait; with it (repeat mode) it
+ * computes until rank 0's wait returned, at most `secs`.  Returns 1 when
+ * the data and the order were right. */
+static int overlap(int rank, enum kind kind, int bytes, double secs, double margin, int round,
+                   const char *what)
 {
     char *buf = malloc(bytes);
     double times[2];  /* rank 0: wait returned; rank 1: wait called */
+    int go = 1, ok = 1;
+    bool board_step = board != NULL && secs > 0;
+    step += board_step;
+    MPI_Request r;
     if (rank == 1) {
-        MPI_Request r;
-        MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
-        int go = 1;
-        MPI_Send(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
-        compute(1.0);
+        if (kind == K_LATE_RECV) {
+            MPI_Recv(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
+        } else {
+            MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
+            MPI_Send(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+        }
+        double t0 = now();
+        bool seen = false;
+        if (board_step)
+            seen = compute_until_posted(0, secs);
+        else
+            compute(secs);
         times[1] = now();
         MPI_Wait(&r, MPI_STATUS_IGNORE);
-        int ok = 1;
+        int good = 1;
         for (int i = 0; i < bytes; i++)
-            ok &= buf[i] == (char)(i * 13);
-        CHECK(ok, "%s: data arrived intact", what);
+            good &= buf[i] == fill(i, round);
+        CHECK(good, "%s: data arrived intact", what);
+        ok &= good;
         MPI_Recv(&times[0], 1, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        CHECK(times[0] < times[1] - 0.5, "%s: rank 0's wait returned %.3f s before rank 1 called "
-              "MPI_Wait (needs > 0.5 s)", what, times[1] - times[0]);
+        if (board_step) {
+            CHECK(seen, "%s: rank 0's wait returned %.3f s after the receive was posted; rank 1 "
+                  "computed %.1f s without seeing it", what, times[0] - t0, secs);
+            ok &= seen;
+        } else if (secs > 0) {
+            CHECK(times[0] < times[1] - margin, "%s: rank 0's wait returned %.3f s before rank 1 "
+                  "called MPI_Wait (needs > %.2f s)", what, times[1] - times[0], margin);
+            ok &= times[0] < times[1] - margin;
+        }
     } else {
         for (int i = 0; i < bytes; i++)
-            buf[i] = (char)(i * 13);
-        int go;
-        MPI_Recv(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Request r;
-        if (sync)
+            buf[i] = fill(i, round);
+        if (kind != K_LATE_RECV)
+            MPI_Recv(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (kind == K_ISSEND)
             MPI_Issend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
         else
             MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
+        if (kind == K_LATE_RECV)
+            MPI_Send(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         times[0] = now();
+        if (board_step)
+            board_post(0);
         MPI_Send(&times[0], 1, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD);
     }
     free(buf);
+    return ok;
+}
+
+/* Both ranks start a 1 MiB MPI_Iallreduce; rank `worker` computes until
+ * the other's MPI_Wait returned (at most `secs`; 0: waits at once). */
+static int iallreduce(int rank, int worker, double secs, int round, const char *what)
+{
+    enum { N = (1 << 20) / sizeof(int) };
+    int *in = malloc(N * sizeof *in), *out = malloc(N * sizeof *out);
+    for (int i = 0; i < N; i++)
+        in[i] = i * (rank + 1) + round;
+    step += secs > 0;
+    MPI_Request r;
+    MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+    bool seen = false;
+    if (rank == worker && secs > 0)
+        seen = compute_until_posted(1 - worker, secs);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (rank != worker && secs > 0)
+        board_post(rank);
+    int good = 1;
+    for (int i = 0; i < N; i++)
+        good &= out[i] == 3 * i + 2 * round;
+    CHECK(good, "%s: rank %d has the right sums", what, rank);
+    int ok = good;
+    if (rank == worker && secs > 0) {
+        CHECK(seen, "%s: rank %d computed %.1f s and rank %d's wait had not returned", what,
+              worker, secs, 1 - worker);
+        ok &= seen;
+    }
+    free(in);
+    free(out);
+    return ok;
+}
+
+/* The strong-progress checks of the "repeat" mode (see the top of the
+ * file).  Stops after the first round that fails (each failing check
+ * costs its whole computation). */
+static void repeat(int rank)
+{
+    enum { ROUNDS = 20 };
+    const double limit = 5.0;
+    char what[96];
+    int passed = 0, round;
+    if (!board_open(rank))
+        return;
+    for (round = 0; round < ROUNDS; round++) {
+        int ok = 1;
+        for (int k = K_ISEND; k <= K_LATE_RECV; k++) {
+            overlap(rank, k, 256 << 10, 0, 0, round, "warm-up 256 KiB");
+            overlap(rank, k, 16 << 20, 0, 0, round, "warm-up 16 MiB");
+            snprintf(what, sizeof what, "round %d: %s 16 MiB", round, kind_name[k]);
+            ok &= overlap(rank, k, 16 << 20, limit, 0, round, what);
+        }
+        iallreduce(rank, 0, 0, round, "warm-up MPI_Iallreduce 1 MiB");
+        snprintf(what, sizeof what, "round %d: MPI_Iallreduce 1 MiB", round);
+        ok &= iallreduce(rank, 1 - round % 2, limit, round, what);
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (!ok)
+            break;
+        passed++;
+    }
+    if (rank == 0)
+        printf("repeat: %d of %d rounds passed\n", passed, ROUNDS);
+    CHECK(passed == ROUNDS, "repeat: %d of %d rounds passed (stopped at the first failure)",
+          passed, ROUNDS);
+    munmap(board, sizeof *board);
+    board = NULL;
 }
 
 static void idle(int rank, double seconds)
@@ -97,6 +278,7 @@ static void idle(int rank, double seconds)
         CHECK(x == 42, "idle: the message came");
     }
     double used = cpu_seconds() - c0, wall = now() - t0;
+    printf("idle: rank %d used %.3f s of CPU in %.2f s\n", rank, used, wall);
     CHECK(used < 0.05 * wall, "idle: rank %d used %.3f s of CPU in %.2f s (%.1f%% of a core, "
           "limit 5%%)", rank, used, wall, 100 * used / wall);
 }
@@ -115,10 +297,12 @@ int main(int argc, char **argv)
         return 1;
     }
     if (strcmp(mode, "all") == 0 || strcmp(mode, "strong") == 0) {
-        overlap(rank, 0, 16 << 20, "Isend 16 MiB");
-        overlap(rank, 1, 64, "Issend 64 B");
-        overlap(rank, 1, 16 << 20, "Issend 16 MiB");
+        overlap(rank, K_ISEND, 16 << 20, 1.0, 0.5, 0, "Isend 16 MiB");
+        overlap(rank, K_ISSEND, 64, 1.0, 0.5, 0, "Issend 64 B");
+        overlap(rank, K_ISSEND, 16 << 20, 1.0, 0.5, 0, "Issend 16 MiB");
     }
+    if (strcmp(mode, "all") == 0 || strcmp(mode, "repeat") == 0)
+        repeat(rank);
     if (strcmp(mode, "all") == 0 || strcmp(mode, "idle") == 0)
         idle(rank, 5.0);
     MPI_Finalize();

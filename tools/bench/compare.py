@@ -3,6 +3,7 @@
 
     tools/bench/compare.py [--reps N] [--out DIR] [BENCH ...]
     tools/bench/compare.py p2p          # latency bw bibw rate overlap
+    tools/bench/compare.py pingpong --nothread --load 2
 
 Each benchmark is built with every MPI's own compiler wrapper and run with
 its own launcher in the same invocation, alternating between the MPIs on
@@ -16,6 +17,8 @@ Benchmarks:
   startup   wall time of `<launcher> -n 2 hello` (examples/hello.c)
   pack      pack_bench.c: MPI_Pack of a strided vector vs memcpy (ratio)
   latency   p2pbench.c, 2 ranks: ping-pong half round trip (us)
+  pingpong  p2pbench.c: blocking ping-pong 1-256 KiB, every round trip timed
+            after a warm-up: mean, median and p99 per size (us)
   bw, bibw  p2pbench.c: uni- and bidirectional bandwidth, windows of 64 (MB/s)
   rate      p2pbench.c: 8-byte message rate (msg/s)
   overlap   p2pbench.c: Isend/Irecv + compute + Wait against the parts (%)
@@ -33,6 +36,14 @@ Benchmarks:
                    vs blocking MPI_Allreduce,
                    8..4096 bytes (us per operation; init rows only for MPI >= 4)
   coll      the three collbench tests
+
+Options:
+  --nothread  also run Cadence with CADENCE_PROGRESS_THREADS=0 (as
+              "cadence-nothread"): what the progress thread costs or gains
+  --load N    N busy processes spin (nice 0, unbound) during every run: the
+              cores are busy, as under a loaded CI machine or an
+              oversubscribed job
+  --mpis A,B  only these MPIs (names as printed, e.g. cadence,mpich)
 
 An MPI whose compiler wrapper or launcher is missing is left out with a note
 (tools/setup-deps.sh --bench installs MPICH and Open MPI).
@@ -80,6 +91,23 @@ def available():
     return found
 
 
+def cc_tag(cc):
+    """A file-name-safe tag of a compiler wrapper: variants of one MPI share
+    its binary."""
+    return os.path.basename(cc).replace(".", "_")
+
+
+def start_load(n):
+    """n processes that spin until stopped (stop_load)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def stop_load(procs):
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
 def build(cc, source, exe):
     subprocess.run([cc, "-O2", source, "-o", exe], check=True)
 
@@ -116,13 +144,14 @@ def program_bench(source, nprocs, args, fields=None, variant=None):
     def run(mpis, nreps, tmp):
         exes = {}
         for name, cc, launcher, env in mpis:
-            exes[name] = os.path.join(tmp, f"{os.path.basename(source)}.{name}")
+            exes[name] = os.path.join(tmp, f"{os.path.basename(source)}.{cc_tag(cc)}")
             if not os.path.exists(exes[name]):
                 build(cc, os.path.join(ROOT, "tools", "bench", source), exes[name])
         rows = []
         for rep in range(1, nreps + 1):
             for name, cc, launcher, env in mpis:
-                extra_args, extra_env = (variant or {}).get(name, ([], {}))
+                # a Cadence variant ("cadence-nothread") takes Cadence's settings
+                extra_args, extra_env = (variant or {}).get(name.split("-")[0], ([], {}))
                 r = subprocess.run(launcher + extra_args + ["-n", str(nprocs), exes[name]] + args,
                                    env={**os.environ, **env, **extra_env}, capture_output=True,
                                    text=True, timeout=900)
@@ -153,6 +182,7 @@ BENCHES = {
     "startup": bench_startup,
     "pack": program_bench("pack_bench.c", 1, ["pack"]),
     "latency": p2p("latency"),
+    "pingpong": p2p("pingpong"),
     "bw": p2p("bw"),
     "bibw": p2p("bibw"),
     "rate": p2p("rate"),
@@ -233,8 +263,20 @@ def main():
     ap.add_argument("--reps", type=int, default=0,
                     help="repetitions (default: 20 for startup, 3 for the rest)")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench"))
+    ap.add_argument("--nothread", action="store_true",
+                    help="also run Cadence without its progress thread")
+    ap.add_argument("--load", type=int, default=0, help="busy processes during the runs")
+    ap.add_argument("--mpis", default="", help="comma-separated MPIs to run (default: all found)")
     args = ap.parse_args()
     mpis = available()
+    if args.nothread:
+        base = next((m for m in mpis if m[0] == "cadence"), None)
+        if base is not None:
+            mpis.insert(1, ("cadence-nothread", base[1], base[2],
+                            {**base[3], "CADENCE_PROGRESS_THREADS": "0"}))
+    if args.mpis:
+        keep = args.mpis.split(",")
+        mpis = [m for m in mpis if m[0] in keep or m[0] == "cadence"]
     if not any(m[0] == "cadence" for m in mpis):
         raise SystemExit("Cadence is not built: run ./quickstart.sh first")
     os.makedirs(args.out, exist_ok=True)
@@ -243,15 +285,20 @@ def main():
         for bench in benches:
             if bench not in BENCHES:
                 raise SystemExit(f"unknown benchmark {bench}; known: {', '.join(BENCHES)}")
-            rows = BENCHES[bench](mpis, args.reps or DEFAULT_REPS.get(bench, 3), tmp)
-            path = os.path.join(args.out, f"{bench}.csv")
+            load = start_load(args.load)
+            try:
+                rows = BENCHES[bench](mpis, args.reps or DEFAULT_REPS.get(bench, 3), tmp)
+            finally:
+                stop_load(load)
+            name = bench + (f"-load{args.load}" if args.load else "")
+            path = os.path.join(args.out, f"{name}.csv")
             with open(path, "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=["mpi", "param", "rep", "value", "unit"])
                 w.writeheader()
                 w.writerows(rows)
             print(f"csv: {path}")
-            params, names, med = summarize(bench, rows, args.out)
-            plot(bench, rows, params, names, med, args.out)
+            params, names, med = summarize(name, rows, args.out)
+            plot(name, rows, params, names, med, args.out)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
  * source builds with Cadence, MPICH and Open MPI.  Two ranks.
  *
  *   p2pbench latency   ping-pong half round trip, 0 B .. 4 MiB
+ *   p2pbench pingpong  blocking ping-pong, 1 KiB .. 256 KiB, every round trip
+ *                      timed after a warm-up: mean, median and 99th
+ *                      percentile of the half round trip (param "bytes/stat")
  *   p2pbench bw        unidirectional bandwidth: windows of 64 Isends
  *   p2pbench bibw      both directions at once
  *   p2pbench rate      message rate of 8-byte messages (windows of 64)
@@ -50,6 +53,18 @@ static int iters_for(long bytes)
     return 100;
 }
 
+/* One blocking round trip of b bytes: rank 0 sends first. */
+static void roundtrip(long b, int tag)
+{
+    if (rank == 0) {
+        MPI_Send(sbuf, (int)b, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
+        MPI_Recv(rbuf, (int)b, MPI_BYTE, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(rbuf, (int)b, MPI_BYTE, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(sbuf, (int)b, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+    }
+}
+
 static void latency(void)
 {
     for (long b = 0; b <= MAXB; b = b ? b * 4 : 8) {
@@ -59,13 +74,7 @@ static void latency(void)
             sync2();
             double t0 = MPI_Wtime();
             for (int i = 0; i < n; i++) {
-                if (rank == 0) {
-                    MPI_Send(sbuf, (int)b, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-                    MPI_Recv(rbuf, (int)b, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(rbuf, (int)b, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    MPI_Send(sbuf, (int)b, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-                }
+                roundtrip(b, 1);
             }
             double t = (MPI_Wtime() - t0) / n / 2;
             best = t < best ? t : best;
@@ -73,6 +82,41 @@ static void latency(void)
         if (rank == 0)
             printf("latency,%ld,%.3f,us\n", b, best * 1e6);
     }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The tail matters here, not the best case: a waiter that loses its core
+ * to a busy process shows in the mean and the 99th percentile first. */
+static void pingpong(void)
+{
+    static const long sizes[] = {1024, 4096, 12288, 16384, 65536, 262144};
+    enum { WARM = 200, N = 2000 };
+    double *t = malloc(N * sizeof *t);
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        long b = sizes[k];
+        sync2();
+        for (int i = 0; i < WARM + N; i++) {
+            double t0 = MPI_Wtime();
+            roundtrip(b, 5);
+            if (i >= WARM)
+                t[i - WARM] = (MPI_Wtime() - t0) / 2 * 1e6;
+        }
+        if (rank == 0) {
+            double sum = 0;
+            for (int i = 0; i < N; i++)
+                sum += t[i];
+            qsort(t, N, sizeof *t, cmp_double);
+            printf("pingpong,%ld/mean,%.2f,us\n", b, sum / N);
+            printf("pingpong,%ld/median,%.2f,us\n", b, t[N / 2]);
+            printf("pingpong,%ld/p99,%.2f,us\n", b, t[N * 99 / 100]);
+        }
+    }
+    free(t);
 }
 
 static void bandwidth(int bidir, const char *name, long from, long to)
@@ -172,6 +216,8 @@ int main(int argc, char **argv)
     int all = strcmp(what, "all") == 0;
     if (all || strcmp(what, "latency") == 0)
         latency();
+    if (all || strcmp(what, "pingpong") == 0)
+        pingpong();
     if (all || strcmp(what, "bw") == 0)
         bandwidth(0, "bw", 1024, MAXB);
     if (all || strcmp(what, "bibw") == 0)

@@ -259,12 +259,14 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
 }
 
 /* What a control message is to a sleeping peer: a completion it may look
- * at later (see ring.h, wants) or a request to act now. */
+ * at later (see ring.h, wants) or a request to act now.  PUSHED is the
+ * latter: it completes a receive nobody may be waiting for, but the
+ * receiver answers it with the FIN the sender waits for; left for the next
+ * poll, the sender's wait lasted as long as the receiver's computation. */
 static int ctrl_need(uint32_t type)
 {
-    return type == C_FIN || type == C_ACK || type == C_CANCELLED || type == C_PUSHED
-               ? SHM_WANT_DONE
-               : SHM_WAKE_ALWAYS;
+    return type == C_FIN || type == C_ACK || type == C_CANCELLED ? SHM_WANT_DONE
+                                                                 : SHM_WAKE_ALWAYS;
 }
 
 static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct shm_ctrl *m)

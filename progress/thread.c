@@ -169,6 +169,8 @@ int cdn_progress_thread_start(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&cdn_engine.thread, NULL, progress_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        pthread_setname_np(cdn_engine.thread, "cdn-progress");  /* for ps, top and tests */
     if (rc != 0) {
         cdn_engine.thread_on = false;
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: cannot start the progress thread (error %d)", rc);

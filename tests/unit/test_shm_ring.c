@@ -190,14 +190,22 @@ static void produce_need(struct shm_bell *b, struct shm_prod *p, int efd, int ne
     produce_cell(b, p, efd, 7, need);
 }
 
-START_TEST(test_bell_wants)
+/* A ring and bell in shared memory, both ends opened, and an eventfd. */
+static struct shared *open_pair(int *efd, struct shm_prod *p, struct shm_cons *c)
 {
     struct shared *s = map_shared();
-    int efd = eventfd(0, EFD_NONBLOCK);
+    *efd = eventfd(0, EFD_NONBLOCK);
+    shm_prod_open(p, &s->ring);
+    shm_cons_open(c, &s->ring);
+    return s;
+}
+
+START_TEST(test_bell_wants)
+{
+    int efd;
     struct shm_prod p;
     struct shm_cons c;
-    shm_prod_open(&p, &s->ring);
-    shm_cons_open(&c, &s->ring);
+    struct shared *s = open_pair(&efd, &p, &c);
     /* nobody sleeps: no ring whatever the cell */
     produce_need(&s->bell, &p, efd, SHM_WAKE_ALWAYS);
     ck_assert_uint_eq(rings_of(efd), 0);
@@ -250,12 +258,10 @@ static void produce_type(struct shm_bell *b, struct shm_prod *p, int efd, uint16
 
 START_TEST(test_bell_polled)
 {
-    struct shared *s = map_shared();
-    int efd = eventfd(0, EFD_NONBLOCK);
+    int efd;
     struct shm_prod p;
     struct shm_cons c;
-    shm_prod_open(&p, &s->ring);
-    shm_cons_open(&c, &s->ring);
+    struct shared *s = open_pair(&efd, &p, &c);
     shm_bell_arm(&s->bell);  /* the progress thread sleeps */
     /* two pollers: even a request to act rings nobody */
     ck_assert(!shm_bell_quiet(&s->bell, 1));

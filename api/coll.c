@@ -23,6 +23,7 @@
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "coll/coll.h"
+#include "progress/engine.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
@@ -141,6 +142,7 @@ static int run_form(struct cdn_request *r, int form, MPI_Request *request)
         *request = cdn_request_publish(r);
         return MPI_SUCCESS;
     }
+    cdn_progress_blocking_begin();  /* the wait below polls at once */
     cdn_sched_run(r);
     cdn_request_wait(r);
     int err = r->status.MPI_ERROR;

@@ -77,6 +77,13 @@ static int check_req(const char *fn, MPI_Request *request)
     return request == NULL ? cdn_err(MPI_ERR_ARG, "%s: request is NULL", fn) : MPI_SUCCESS;
 }
 
+/* A blocking call's start failed: settle what it left to the wait. */
+static int blocking_failed(int rc)
+{
+    cdn_progress_blocking_end();
+    return rc;
+}
+
 /* Wait for an internal request, report it, drop it. */
 static int finish_blocking(struct cdn_request *r, MPI_Status *status)
 {
@@ -99,9 +106,11 @@ static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatyp
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_request *r;
+    if (request == NULL)
+        cdn_progress_blocking_begin();
     rc = cdn_p2p_send(buf, count, a.dt, dest, tag, a.comm, mode, persistent, &r);
     if (rc != MPI_SUCCESS)
-        return rc;
+        return blocking_failed(rc);
     if (request == NULL)
         return finish_blocking(r, MPI_STATUS_IGNORE);
     *request = cdn_request_publish(r);
@@ -163,9 +172,11 @@ static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_request *r;
+    if (request == NULL)
+        cdn_progress_blocking_begin();
     rc = cdn_p2p_recv(buf, count, a.dt, source, tag, a.comm, persistent, &r);
     if (rc != MPI_SUCCESS)
-        return rc;
+        return blocking_failed(rc);
     if (request == NULL)
         return finish_blocking(r, status);
     *request = cdn_request_publish(r);
@@ -217,10 +228,12 @@ static int do_sendrecv(const char *fn, const void *sendbuf, MPI_Count sendcount,
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_request *req;
+    if (request == NULL)
+        cdn_progress_blocking_begin();
     rc = cdn_p2p_sendrecv(sendbuf, sendcount, s.dt, dest, sendtag, recvbuf, recvcount, r.dt,
                           source, recvtag, s.comm, replace, &req);
     if (rc != MPI_SUCCESS)
-        return rc;
+        return blocking_failed(rc);
     if (request == NULL)
         return finish_blocking(req, status);
     *request = cdn_request_publish(req);

@@ -45,6 +45,10 @@ struct cdn_engine cdn_engine = {
 };
 
 _Thread_local bool cdn_progress_in_thread;
+_Thread_local bool cdn_progress_blocking;
+/* A wake-up of the progress thread left out inside a blocking call's start
+ * (wake_soon), to be settled by cdn_progress_wait_until. */
+static _Thread_local bool wake_owed;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 static int timer_tag;          /* epoll data of the timer_fd */
@@ -165,6 +169,14 @@ int cdn_progress_wireup(void)
             epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, fd, &ev);
         }
     }
+    /* Fixed before any application thread polls: enter and leave must
+     * agree on it, or a transport's count of pollers would drift. */
+    cdn_engine.quiet_poll = cdn_engine.thread_on;
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->fd(tp) >= 0 && tp->ops->polled == NULL)
+            cdn_engine.quiet_poll = false;
+    }
     if (cdn_engine.thread_on)
         return cdn_progress_thread_start();
     return MPI_SUCCESS;
@@ -254,6 +266,12 @@ static void start_timer(bool on)
  * application's call: it naps instead (cdn_progress_let_app_out). */
 static void wake_soon(void)
 {
+    if (cdn_progress_blocking && !cdn_progress_in_thread) {
+        /* the caller polls at once (cdn_progress_blocking); its leaving
+         * re-checks (cdn_progress_quiet) */
+        wake_owed = true;
+        return;
+    }
     /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
      * at nwork (a thread about to sleep sees the work instead) */
     bool asleep = atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst);
@@ -371,9 +389,10 @@ void cdn_progress_signal(void)
 }
 
 /* Arm every transport, sleep in epoll up to timeout_ms unless work is there
- * or `still` says the reason to sleep has gone, disarm.  Shared with the
- * progress thread. */
-void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg)
+ * or `still` says the reason to sleep has gone, disarm.  aside: the progress thread standing aside -- what
+ * is in the rings or on the work list is the pollers' to take, so only
+ * `still` and a nap matter. */
+static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, bool aside)
 {
     int ready = 0, nap = 0;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -384,7 +403,7 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
     }
     atomic_thread_fence(memory_order_seq_cst);
     ready |= atomic_load_explicit(&cdn_engine.nwork, memory_order_seq_cst) > 0;
-    if (!ready && (still == NULL || still(arg))) {
+    if ((aside || !ready) && (still == NULL || still(arg))) {
         if (nap || atomic_load(&cdn_engine.pending_work) > 0)
             timeout_ms = 1;
         struct epoll_event ev[8];
@@ -401,6 +420,12 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
         if (tp->ops->disarm)
             tp->ops->disarm(tp);
     }
+}
+
+/* Shared with the progress thread. */
+void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg)
+{
+    armed_sleep(timeout_ms, still, arg, false);
 }
 
 static bool gen_unchanged(unsigned gen)
@@ -459,11 +484,75 @@ void cdn_progress_unpark_slow(void)
     }
 }
 
+void cdn_progress_blocking_begin(void)
+{
+    if (!cdn_engine.quiet_poll || cdn_progress_blocking)
+        return;
+    cdn_progress_blocking = true;
+    cdn_progress_app_enter();
+}
+
+void cdn_progress_blocking_end(void)
+{
+    if (!cdn_progress_blocking)
+        return;
+    cdn_progress_blocking = false;
+    cdn_progress_app_leave();
+    if (wake_owed) {
+        wake_owed = false;
+        wake_soon();
+    }
+}
+
+void cdn_progress_quiet(int delta)
+{
+    bool wake = false;
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->polled != NULL && tp->ops->polled(tp, delta))
+            wake = true;
+    }
+    if (delta > 0 || atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0)
+        return;
+    /* The last poller is out.  Work deferred while it polled (its own
+     * blocking call's left-out wake-ups included) or sends waiting for ring
+     * space need the thread now; nwork pairs with cdn_progress_defer's
+     * seq_cst increment, whose wake_soon may have found the thread standing
+     * aside and been taken by it for a poller's job. */
+    if (wake || atomic_load_explicit(&cdn_engine.nwork, memory_order_seq_cst) > 0 ||
+        atomic_load_explicit(&cdn_engine.pending_work, memory_order_relaxed) > 0) {
+        if (atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst))
+            kick_fd();
+    }
+}
+
+static bool app_polling(unsigned unused)
+{
+    (void)unused;
+    return atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0;
+}
+
+void cdn_progress_stand_aside(void)
+{
+    atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
+    /* app_polling is looked at after arming: pairs with the last poller's
+     * leaving (cdn_progress_quiet), so either we see it gone or it sees
+     * us armed */
+    armed_sleep(-1, app_polling, 0, true);
+    atomic_store_explicit(&cdn_engine.thread_asleep, false, memory_order_relaxed);
+}
+
 void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
 {
-    if (cond(arg))
+    if (cond(arg)) {
+        cdn_progress_blocking_end();
         return;
-    cdn_progress_app_enter();
+    }
+    if (cdn_progress_blocking)
+        cdn_progress_blocking = false;  /* entered in cdn_progress_blocking_begin */
+    else
+        cdn_progress_app_enter();
+    wake_owed = false;  /* this thread polls now; cdn_progress_quiet settles the rest */
     cancel_start_timer();
     int idle = 0;
     for (;;) {

@@ -71,6 +71,10 @@ struct cdn_engine {
     atomic_bool thread_asleep;    /* the progress thread is (about to be) in epoll */
     atomic_bool thread_busy;      /* ... is running transport or deferred work */
     atomic_bool thread_shares_pu; /* ... is bound to the application's only PU */
+    /* Every transport with an fd quiets its doorbell while application
+     * threads poll (transport op `polled`): the progress thread then stands
+     * aside asleep in its ordinary epoll instead of parking. */
+    bool quiet_poll;
 };
 
 extern struct cdn_engine cdn_engine;
@@ -108,16 +112,44 @@ struct cdn_transport *cdn_progress_transport_for(int world_rank);
 
 /* An application thread starts / stops polling in a blocking call.  While
  * one does, the progress thread stands aside (it would only compete for the
- * same rings, often on the same core); it resumes within a millisecond
- * once none does, e.g. when the waiter goes to sleep. */
+ * same rings, often on the same core).  With quiet doorbells
+ * (cdn_engine.quiet_poll) it sleeps in epoll meanwhile and no peer rings
+ * it; the last poller leaving wakes it only if input or work is already
+ * there (cdn_progress_quiet), so a blocking call costs it no wake-up.
+ * Otherwise it parks and resumes within a millisecond once nobody polls,
+ * e.g. when the waiter goes to sleep. */
+void cdn_progress_quiet(int delta);
 static inline void cdn_progress_app_enter(void)
 {
-    atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
+    if (cdn_engine.quiet_poll)
+        cdn_progress_quiet(1);
 }
 static inline void cdn_progress_app_leave(void)
 {
-    atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_relaxed);
+    /* seq_cst: pairs with the standing-aside thread's arming and its look
+     * at app_pollers (cdn_progress_stand_aside) */
+    atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
+    if (cdn_engine.quiet_poll)
+        cdn_progress_quiet(-1);
 }
+/* The progress thread while application threads poll, with quiet
+ * doorbells: asleep in epoll, armed, until kicked or nobody polls. */
+void cdn_progress_stand_aside(void);
+
+/* The calling thread is about to start an operation and then wait for it
+ * in the same call (a blocking MPI call).  It counts as a poller from now
+ * on (cdn_progress_app_enter), so what arrives for the operation while it
+ * starts rings nobody; and wake-ups of the progress thread asked for
+ * meanwhile (a receive finding its message already in a ring, work
+ * deferred by a blocking collective) are left out, since the caller polls
+ * at once.  cdn_progress_wait_until takes over both (it polls, or, if the
+ * operation is already done, leaves and wakes the thread after all).  A
+ * caller that fails before waiting calls cdn_progress_blocking_end.  Only
+ * with quiet doorbells; otherwise nothing. */
+extern _Thread_local bool cdn_progress_blocking;
+void cdn_progress_blocking_begin(void);
+void cdn_progress_blocking_end(void);
 
 /* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN
  * empty polls, then sleep until something completes or arrives.  Every

@@ -129,6 +129,11 @@ static void *progress_main(void *arg)
     long park_ns = 50000;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
+            if (cdn_engine.quiet_poll) {
+                cdn_progress_stand_aside();  /* no timeout: the last poller wakes us if need be */
+                idle = 0;
+                continue;
+            }
             cdn_progress_park(park_ns);  /* an application thread drives progress now */
             park_ns = park_ns < 1000000 ? park_ns * 2 : 1000000;
             idle = 0;
@@ -164,6 +169,8 @@ int cdn_progress_thread_start(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&cdn_engine.thread, NULL, progress_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        pthread_setname_np(cdn_engine.thread, "cdn-progress");  /* for ps, top and tests */
     if (rc != 0) {
         cdn_engine.thread_on = false;
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: cannot start the progress thread (error %d)", rc);

@@ -70,6 +70,14 @@ struct cdn_transport_ops {
      * armed and input is already there (the caller wakes the sleeper).
      * NULL: the transport wakes its sleeper for everything. */
     bool (*want)(struct cdn_transport *tp, int want, int delta);
+    /* Optional: an application thread starts (+1) or stops (-1) polling in
+     * a blocking call.  While one does, peers do not ring this process's
+     * doorbell (the poller takes what arrives).  Returns true when the last
+     * poller leaves while a sleeper is armed and input, or work only a
+     * poll moves on, is already there (the caller wakes the sleeper).  A
+     * transport with an fd and without this op keeps the progress thread
+     * parking instead of sleeping in epoll while applications poll. */
+    bool (*polled)(struct cdn_transport *tp, int delta);
     void (*finalize)(struct cdn_transport *tp);
 };
 

@@ -4,7 +4,8 @@
  * arrive complete and in order while the ring keeps filling up; a sleeping
  * consumer is woken by the doorbell; an awake one costs the producer no
  * eventfd write; a sleeping one is woken only for what it wants, and for
- * anything once its ring is half full.
+ * anything once its ring is half full; nothing rings while the consumer
+ * polls, and the last poller leaving sees what would have rung.
  */
 #include <check.h>
 #include <poll.h>
@@ -172,25 +173,39 @@ static uint64_t rings_of(int efd)
     return v;
 }
 
-/* Commit one cell and ring with the given need, as shm.c does. */
-static void produce_need(struct shm_bell *b, struct shm_prod *p, int efd, int need)
+/* Commit one cell of the given type and ring with the given need, as
+ * shm.c does. */
+static void produce_cell(struct shm_bell *b, struct shm_prod *p, int efd, uint16_t type, int need)
 {
     struct shm_cell *c = shm_ring_reserve(p);
     ck_assert_ptr_nonnull(c);
-    c->type = 7;
+    c->type = type;
     c->len = 0;
     shm_ring_commit(p);
     shm_bell_ring(b, efd, shm_ring_crowded(p) ? SHM_WAKE_ALWAYS : need);
 }
 
-START_TEST(test_bell_wants)
+static void produce_need(struct shm_bell *b, struct shm_prod *p, int efd, int need)
+{
+    produce_cell(b, p, efd, 7, need);
+}
+
+/* A ring and bell in shared memory, both ends opened, and an eventfd. */
+static struct shared *open_pair(int *efd, struct shm_prod *p, struct shm_cons *c)
 {
     struct shared *s = map_shared();
-    int efd = eventfd(0, EFD_NONBLOCK);
+    *efd = eventfd(0, EFD_NONBLOCK);
+    shm_prod_open(p, &s->ring);
+    shm_cons_open(c, &s->ring);
+    return s;
+}
+
+START_TEST(test_bell_wants)
+{
+    int efd;
     struct shm_prod p;
     struct shm_cons c;
-    shm_prod_open(&p, &s->ring);
-    shm_cons_open(&c, &s->ring);
+    struct shared *s = open_pair(&efd, &p, &c);
     /* nobody sleeps: no ring whatever the cell */
     produce_need(&s->bell, &p, efd, SHM_WAKE_ALWAYS);
     ck_assert_uint_eq(rings_of(efd), 0);
@@ -230,6 +245,70 @@ START_TEST(test_bell_wants)
 }
 END_TEST
 
+/* Cell type 1 is data, 2 a completion, anything else a request to act. */
+static int test_need(uint16_t type)
+{
+    return type == 1 ? SHM_WANT_DATA : type == 2 ? SHM_WANT_DONE : SHM_WAKE_ALWAYS;
+}
+
+static void produce_type(struct shm_bell *b, struct shm_prod *p, int efd, uint16_t type)
+{
+    produce_cell(b, p, efd, type, test_need(type));
+}
+
+START_TEST(test_bell_polled)
+{
+    int efd;
+    struct shm_prod p;
+    struct shm_cons c;
+    struct shared *s = open_pair(&efd, &p, &c);
+    shm_bell_arm(&s->bell);  /* the progress thread sleeps */
+    /* two pollers: even a request to act rings nobody */
+    ck_assert(!shm_bell_quiet(&s->bell, 1));
+    ck_assert(!shm_bell_quiet(&s->bell, 1));
+    produce_type(&s->bell, &p, efd, 3);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    /* the first leaves: still quiet; the last leaves: the sleeper is armed */
+    ck_assert(!shm_bell_quiet(&s->bell, -1));
+    produce_type(&s->bell, &p, efd, 3);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    ck_assert(shm_bell_quiet(&s->bell, -1));
+    /* ... and the two requests would have rung it */
+    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    while (shm_ring_peek(&c) != NULL)
+        shm_ring_release(&c);
+    ck_assert(!shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    /* nobody polls: requests ring again */
+    produce_type(&s->bell, &p, efd, 3);
+    ck_assert_uint_eq(rings_of(efd), 1);
+    while (shm_ring_peek(&c) != NULL)
+        shm_ring_release(&c);
+    /* data and a completion nobody wants: left for the next poll */
+    ck_assert(!shm_bell_quiet(&s->bell, 1));
+    produce_type(&s->bell, &p, efd, 1);
+    produce_type(&s->bell, &p, efd, 2);
+    ck_assert(shm_bell_quiet(&s->bell, -1));
+    ck_assert(!shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    /* a receive posted meanwhile wants the data */
+    atomic_fetch_add(&s->bell.want[SHM_WANT_DATA], 1);
+    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    atomic_fetch_sub(&s->bell.want[SHM_WANT_DATA], 1);
+    /* a half-full ring wants draining whatever it holds */
+    ck_assert(!shm_bell_quiet(&s->bell, 1));
+    for (int k = 2; k < SHM_RING_CELLS / 2; k++)
+        produce_type(&s->bell, &p, efd, 1);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    ck_assert(shm_bell_quiet(&s->bell, -1));
+    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    /* nobody sleeps: the last poller leaving has nobody to wake */
+    shm_bell_disarm(&s->bell, efd);
+    ck_assert(!shm_bell_quiet(&s->bell, 1));
+    ck_assert(!shm_bell_quiet(&s->bell, -1));
+    close(efd);
+    munmap(s, sizeof *s);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
     Suite *s = suite_create("shm_ring");
@@ -239,6 +318,7 @@ static Suite *ring_suite(void)
     tcase_add_test(tc, test_doorbell_wakes_sleeper);
     tcase_add_test(tc, test_arm_then_check_sees_cell);
     tcase_add_test(tc, test_bell_wants);
+    tcase_add_test(tc, test_bell_polled);
     suite_add_tcase(s, tc);
     return s;
 }

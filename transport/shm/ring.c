@@ -81,6 +81,7 @@ void shm_bell_ring(struct shm_bell *b, int eventfd, int need)
 {
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0 &&
+        atomic_load_explicit(&b->polled, memory_order_seq_cst) == 0 &&
         (need == SHM_WAKE_ALWAYS || atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0)) {
         uint64_t one = 1;
         if (write(eventfd, &one, sizeof one) < 0) {
@@ -102,4 +103,34 @@ void shm_bell_disarm(struct shm_bell *b, int eventfd)
     if (read(eventfd, &v, sizeof v) < 0) {
         /* EAGAIN: nobody rang */
     }
+}
+
+bool shm_bell_quiet(struct shm_bell *b, int delta)
+{
+    /* seq_cst read-modify-write: the fence between the last poller's
+     * leaving and its re-check of the rings */
+    if (atomic_fetch_add_explicit(&b->polled, delta, memory_order_seq_cst) + delta != 0)
+        return false;
+    return atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0;
+}
+
+bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
+                         int (*need_of)(uint16_t type))
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
+    for (uint64_t pos = tail; pos < tail + SHM_RING_CELLS; pos++) {
+        struct shm_cell *c = (struct shm_cell *)r->cells[pos % SHM_RING_CELLS];
+        if (atomic_load_explicit(&c->seq, memory_order_seq_cst) != (uint32_t)(pos + 1))
+            return false;
+        if (pos - tail + 1 >= SHM_RING_CELLS / 2)
+            return true;  /* crowded: rings whatever it holds */
+        int need = need_of(__atomic_load_n(&c->type, __ATOMIC_RELAXED));
+        /* a cell taken and refilled meanwhile has a later sequence number */
+        if (atomic_load_explicit(&c->seq, memory_order_acquire) != (uint32_t)(pos + 1))
+            return false;
+        if (need == SHM_WAKE_ALWAYS ||
+            atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0)
+            return true;
+    }
+    return true;
 }

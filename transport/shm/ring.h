@@ -31,6 +31,12 @@
  * full.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
  * data) always ring.  A want that rises while the consumer sleeps is
  * followed by a re-check of the rings (the same Dekker pairing as arming).
+ *
+ * Polled: while application threads of the consumer poll in a blocking
+ * call (polled > 0) nothing rings, even with a sleeper armed: the pollers
+ * take every cell, and a ring would only wake the consumer's progress
+ * thread onto the poller's core.  The last poller to leave decrements,
+ * fences and re-checks the rings (shm_bell_quiet), the same pairing again.
  */
 #ifndef CDN_SHM_RING_H
 #define CDN_SHM_RING_H
@@ -66,6 +72,7 @@ enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_NWANTS, SHM_WAKE_ALWAYS = -1 };
 struct shm_bell {
     _Alignas(64) atomic_int sleepers;     /* consumers armed to be woken */
     atomic_int want[SHM_NWANTS];          /* the consumer's wants (see above) */
+    atomic_int polled;                    /* application threads polling: ring nobody */
 };
 
 /* Producer and consumer ends: process-private. */
@@ -104,5 +111,15 @@ bool shm_ring_crowded(struct shm_prod *p);
  * (drains the eventfd). */
 void shm_bell_arm(struct shm_bell *b);
 void shm_bell_disarm(struct shm_bell *b, int eventfd);
+/* Consumer: a poller starts (+1) or stops (-1); true when the last one
+ * left while a sleeper is armed (the caller then re-checks the rings with
+ * shm_ring_would_ring). */
+bool shm_bell_quiet(struct shm_bell *b, int delta);
+/* Consumer, any thread: would a producer have rung b for the cells now
+ * unread in r (need_of: a cell's need, as the producer gives it), had
+ * nobody polled?  Cells taken meanwhile by another thread count as not
+ * there. */
+bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
+                         int (*need_of)(uint16_t type));
 
 #endif

@@ -60,6 +60,7 @@ int shm_seg_create(struct shm_state *st)
     st->seg->serves_push = cdn_engine.thread_on && st->cma;
     atomic_init(&st->seg->attached, 0);
     atomic_init(&st->seg->bell.sleepers, 0);
+    atomic_init(&st->seg->bell.polled, 0);
     for (int w = 0; w < SHM_NWANTS; w++)
         atomic_init(&st->seg->bell.want[w], 0);
     for (int i = 0; i < st->nlocal; i++)

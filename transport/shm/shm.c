@@ -629,6 +629,30 @@ static bool shm_want(struct cdn_transport *tp, int want, int delta)
     return any_pending(st);
 }
 
+/* The need a cell of this type was written with (shm_send, send_ctrl_msg;
+ * a crowded ring aside). */
+static int cell_need(uint16_t type)
+{
+    return type == C_EAGER || type == C_RTS ? SHM_WANT_DATA : ctrl_need(type);
+}
+
+/* The last poller leaving wakes the sleeper only for what would have rung
+ * it: in a ping-pong the peer's next message is often there already, and
+ * nobody wants it until the next call posts its receive. */
+static bool shm_polled(struct cdn_transport *tp, int delta)
+{
+    struct shm_state *st = state_of(tp);
+    struct shm_bell *b = &st->seg->bell;
+    if (!shm_bell_quiet(b, delta))
+        return false;
+    if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0)
+        return true;
+    for (int i = 0; i < st->nlocal; i++)
+        if (i != st->me && shm_ring_would_ring(st->peers[i].cons.ring, b, cell_need))
+            return true;
+    return false;
+}
+
 static void shm_disarm(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
@@ -677,6 +701,7 @@ static const struct cdn_transport_ops shm_ops = {
     .cancel = shm_cancel,
     .poll = shm_poll,
     .busy = shm_busy,
+    .polled = shm_polled,
     .fd = shm_fd,
     .arm = shm_arm,
     .disarm = shm_disarm,

@@ -485,42 +485,42 @@ static struct cdn_bsend_pool **session_slot(MPI_Session session, const char *fn,
 /* MPI_<Obj>_attach_buffer and the rest for an object of type Type whose
  * buffer slot slot_of finds: the same six bindings for communicators and
  * sessions. */
-#define SLOT_ARG(slot_of, fn)                               \
-    int rc = MPI_SUCCESS;                                   \
-    struct cdn_bsend_pool **slot = slot_of(h, fn, &rc);     \
-    if (slot == NULL)                                       \
+#define SLOT_ARG(slot_of, fn)                                                                      \
+    int rc = MPI_SUCCESS;                                                                          \
+    struct cdn_bsend_pool **slot = slot_of(h, fn, &rc);                                            \
+    if (slot == NULL)                                                                              \
         return rc
 
-#define BUFFER_BINDINGS(Obj, Type, slot_of)                                                      \
-    int cdn_MPI_##Obj##_attach_buffer(Type h, void *buffer, int size)                            \
-    {                                                                                            \
-        SLOT_ARG(slot_of, "MPI_" #Obj "_attach_buffer");                                                  \
-        return cdn_bsend_attach(slot, buffer, size, "MPI_" #Obj "_attach_buffer");               \
-    }                                                                                            \
-    int cdn_MPI_##Obj##_attach_buffer_c(Type h, void *buffer, MPI_Count size)                    \
-    {                                                                                            \
-        SLOT_ARG(slot_of, "MPI_" #Obj "_attach_buffer_c");                                                \
-        return cdn_bsend_attach(slot, buffer, size, "MPI_" #Obj "_attach_buffer_c");             \
-    }                                                                                            \
-    int cdn_MPI_##Obj##_detach_buffer(Type h, void *buffer_addr, int *size)                      \
-    {                                                                                            \
-        SLOT_ARG(slot_of, "MPI_" #Obj "_detach_buffer");                                                  \
-        return detach_int(slot, buffer_addr, size, "MPI_" #Obj "_detach_buffer");               \
-    }                                                                                            \
-    int cdn_MPI_##Obj##_detach_buffer_c(Type h, void *buffer_addr, MPI_Count *size)              \
-    {                                                                                            \
-        SLOT_ARG(slot_of, "MPI_" #Obj "_detach_buffer_c");                                                \
-        return cdn_bsend_detach(slot, buffer_addr, size, "MPI_" #Obj "_detach_buffer_c");        \
-    }                                                                                            \
-    int cdn_MPI_##Obj##_flush_buffer(Type h)                                                     \
-    {                                                                                            \
-        SLOT_ARG(slot_of, "MPI_" #Obj "_flush_buffer");                                                   \
-        return cdn_bsend_flush(slot);                                                            \
-    }                                                                                            \
-    int cdn_MPI_##Obj##_iflush_buffer(Type h, MPI_Request *request)                              \
-    {                                                                                            \
-        SLOT_ARG(slot_of, "MPI_" #Obj "_iflush_buffer");                                                  \
-        return iflush(slot, request, "MPI_" #Obj "_iflush_buffer");                              \
+#define BUFFER_BINDINGS(Obj, Type, slot_of)                                                        \
+    int cdn_MPI_##Obj##_attach_buffer(Type h, void *buffer, int size)                              \
+    {                                                                                              \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_attach_buffer");                                           \
+        return cdn_bsend_attach(slot, buffer, size, "MPI_" #Obj "_attach_buffer");                 \
+    }                                                                                              \
+    int cdn_MPI_##Obj##_attach_buffer_c(Type h, void *buffer, MPI_Count size)                      \
+    {                                                                                              \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_attach_buffer_c");                                         \
+        return cdn_bsend_attach(slot, buffer, size, "MPI_" #Obj "_attach_buffer_c");               \
+    }                                                                                              \
+    int cdn_MPI_##Obj##_detach_buffer(Type h, void *buffer_addr, int *size)                        \
+    {                                                                                              \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_detach_buffer");                                           \
+        return detach_int(slot, buffer_addr, size, "MPI_" #Obj "_detach_buffer");                  \
+    }                                                                                              \
+    int cdn_MPI_##Obj##_detach_buffer_c(Type h, void *buffer_addr, MPI_Count *size)                \
+    {                                                                                              \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_detach_buffer_c");                                         \
+        return cdn_bsend_detach(slot, buffer_addr, size, "MPI_" #Obj "_detach_buffer_c");          \
+    }                                                                                              \
+    int cdn_MPI_##Obj##_flush_buffer(Type h)                                                       \
+    {                                                                                              \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_flush_buffer");                                            \
+        return cdn_bsend_flush(slot);                                                              \
+    }                                                                                              \
+    int cdn_MPI_##Obj##_iflush_buffer(Type h, MPI_Request *request)                                \
+    {                                                                                              \
+        SLOT_ARG(slot_of, "MPI_" #Obj "_iflush_buffer");                                           \
+        return iflush(slot, request, "MPI_" #Obj "_iflush_buffer");                                \
     }
 
 BUFFER_BINDINGS(Comm, MPI_Comm, comm_slot)

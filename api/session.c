@@ -29,10 +29,10 @@ struct cdn_session *cdn_api_session(MPI_Session session, const char *caller, int
     return s;
 }
 
-#define SESSION_ARG(var, handle, caller)                          \
-    int rc;                                                       \
-    struct cdn_session *var = cdn_api_session(handle, caller, &rc);   \
-    if (var == NULL)                                              \
+#define SESSION_ARG(var, handle, caller)                                   \
+    int rc;                                                                \
+    struct cdn_session *var = cdn_api_session(handle, caller, &rc);        \
+    if (var == NULL)                                                       \
         return rc
 
 int cdn_MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)

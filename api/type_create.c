@@ -230,8 +230,8 @@ int cdn_MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
         int rc = MPI_SUCCESS;                                                                        \
         if (!arrays_given(count, array_of_blocklengths, array_of_displacements, caller, &rc))        \
             return rc;                                                                               \
-        rc = pieces_common(count, array_of_blocklengths, 0, array_of_displacements, in_bytes, false, NULL,  \
-                           oldtype, newtype, caller, &dt);                                           \
+        rc = pieces_common(count, array_of_blocklengths, 0, array_of_displacements, in_bytes,        \
+                           false, NULL, oldtype, newtype, caller, &dt);                              \
         if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, combiner, 0, 0, 2 * count + 1, 1, caller)) == 0) { \
             dt->counts[0] = count;                                                                   \
             copy_counts(dt->counts + 1, array_of_blocklengths, count);                               \
@@ -291,8 +291,8 @@ int cdn_MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Ain
         int rc = MPI_SUCCESS;                                                                        \
         if (!arrays_given(count, "", array_of_displacements, caller, &rc))                           \
             return rc;                                                                               \
-        rc = pieces_common(count, NULL, blocklength, array_of_displacements, in_bytes, false, NULL,         \
-                           oldtype, newtype, caller, &dt);                                           \
+        rc = pieces_common(count, NULL, blocklength, array_of_displacements, in_bytes, false,        \
+                           NULL, oldtype, newtype, caller, &dt);                                     \
         if (rc == MPI_SUCCESS && (rc = cdn_datatype_record(dt, combiner, 0, 0, count + 2, 1, caller)) == 0) {     \
             dt->counts[0] = count, dt->counts[1] = blocklength;                                      \
             copy_counts(dt->counts + 2, array_of_displacements, count);                              \

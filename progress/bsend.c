@@ -351,10 +351,3 @@ int cdn_bsend_start(struct cdn_request *r)
     cdn_request_complete(r, MPI_SUCCESS);
     return MPI_SUCCESS;
 }
-
-void cdn_bsend_finalize(void)
-{
-    MPI_Count size;
-    void *buf;
-    cdn_bsend_detach(NULL, &buf, &size, "MPI_Finalize");
-}

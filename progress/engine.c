@@ -389,9 +389,9 @@ void cdn_progress_signal(void)
 }
 
 /* Arm every transport, sleep in epoll up to timeout_ms unless work is there
- * or `still` says the reason to sleep has gone, disarm.  aside: the progress thread standing aside -- what
- * is in the rings or on the work list is the pollers' to take, so only
- * `still` and a nap matter. */
+ * or `still` says the reason to sleep has gone, disarm.  aside: the
+ * progress thread standing aside -- what is in the rings or on the work
+ * list is the pollers' to take, so only `still` and a nap matter. */
 static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, bool aside)
 {
     int ready = 0, nap = 0;

@@ -76,6 +76,5 @@ void cdn_bsend_pool_free(struct cdn_bsend_pool **slot);
 /* Copy a buffered send's message into the attached buffer and send it from
  * there; the user's request completes at once. */
 int cdn_bsend_start(struct cdn_request *r);
-void cdn_bsend_finalize(void);
 
 #endif

@@ -29,7 +29,8 @@ static int reduce_intra(void *arg, uint32_t *buf, int nwords)
 
 int cdn_comm_agree_ids(struct cdn_xchg *x, int n, uint32_t *ids, const char *caller)
 {
-    return cdn_ctxid_alloc(n, cdn_ctxid_seed(x->comm->context_id, x->tag), reduce_intra, x, ids, caller);
+    return cdn_ctxid_alloc(n, cdn_ctxid_seed(x->comm->context_id, x->tag), reduce_intra, x, ids,
+                           caller);
 }
 
 int cdn_inter_swap_bcast(struct cdn_inter_link *l, const void *sbuf, size_t sbytes, void *rbuf,
@@ -57,7 +58,8 @@ static int reduce_inter(void *arg, uint32_t *buf, int nwords)
 
 int cdn_comm_agree_ids_inter(struct cdn_inter_link *l, int n, uint32_t *ids, const char *caller)
 {
-    return cdn_ctxid_alloc(n, cdn_ctxid_seed(l->local.comm->context_id, l->local.tag), reduce_inter, l, ids, caller);
+    return cdn_ctxid_alloc(n, cdn_ctxid_seed(l->local.comm->context_id, l->local.tag), reduce_inter,
+                           l, ids, caller);
 }
 
 int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct cdn_group *remote,
@@ -72,7 +74,9 @@ int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct
     cdn_comm_set_errh(c, parent != NULL ? cdn_comm_errh(parent)
                                         : cdn_errh_get(MPI_ERRORS_ARE_FATAL));
     /* from a session's group, or from a communicator of a session */
-    c->session = c->group->session != NULL ? c->group->session : parent != NULL ? parent->session : NULL;
+    c->session = c->group->session != NULL ? c->group->session
+                 : parent != NULL            ? parent->session
+                                             : NULL;
     if (c->session != NULL)
         cdn_session_retain(c->session);
     *out = c;

@@ -327,6 +327,9 @@ static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int so
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "receive: out of memory for a request");
     p2p_init(r, buf, count, dt, source, tag, comm, ctx);
+    /* Every receive asks peers to ring while it is posted.  The flag must
+     * not change while the receive is posted (the want would not balance). */
+    r->u.p2p.urgent = true;
     r->persistent = persistent;
     *out = r;
     return persistent ? MPI_SUCCESS : recv_start(r);

@@ -88,6 +88,8 @@ struct cdn_p2p {
     MPI_Count moved;          /* rendezvous: bytes moved so far */
     atomic_int cancel_state;  /* send cancel handshake (enum in p2p.c) */
     atomic_int parts;         /* rendezvous: pieces the transport still moves */
+    bool urgent;              /* receive: its arrival must be acted on at once, so while it
+                               * is posted it raises CDN_WANT_DATA (peers ring for it) */
 };
 
 /* Composite: a send and a receive completed together. */

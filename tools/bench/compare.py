@@ -24,7 +24,8 @@ busy processes; the other benchmarks stay unloaded.
 --check evaluates the goals (GOALS below) on the medians of the run it
 makes (the table run unless benchmarks are named), or with --from FILE on
 a finished run's CSV without running anything; it lists every goal missed
-or not checked and exits 1 when one is missed, 0 when all checked are met.
+or not checked (an MPI or a benchmark missing: never counted as met) and
+exits 1 when one is missed, else 0.
 `--from FILE` alone (or `table --from FILE`) rewrites DIR/table.md from it.
 
 BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
@@ -553,6 +554,8 @@ def plot(name, res, bench, out):
     if shutil.which("gnuplot") is None:
         print("note: gnuplot not installed, no plot (apt-get install gnuplot-nox)")
         return
+    if len(res.sizes[bench]) < 2:
+        return  # one point: the table says it all
     stat = table_rows(res, bench)[0][1]
     mpis = res.mpis[bench]
     sizes = sorted(res.sizes[bench])
@@ -561,7 +564,8 @@ def plot(name, res, bench, out):
         f.write("size " + " ".join(mpis) + "\n")
         for s in sizes:
             vals = [res.median(bench, m, s, stat) for m in mpis]
-            f.write(f"{s} " + " ".join("NaN" if v is None else f"{v:g}" for v in vals) + "\n")
+            f.write(human_size(s).replace(" ", "") + " " +
+                    " ".join("NaN" if v is None else f"{v:g}" for v in vals) + "\n")
     values = [s[0] for k, s in res.stats.items() if k[0] == bench and k[3] == stat and s[0] > 0]
     logy = "set logscale y;" if values and max(values) / min(values) > 100 else ""
     png = os.path.join(out, f"{name}.png")
@@ -569,7 +573,7 @@ def plot(name, res, bench, out):
                       for i, m in enumerate(mpis))
     unit = res.units[(bench, stat)]
     script = (f"set terminal png size 800,450; set output '{png}'; set key autotitle columnhead;"
-              f" set title '{name} ({stat})'; set ylabel '{unit} (median)'; set xlabel 'bytes';"
+              f" set title '{name} ({stat})'; set ylabel '{unit} (median)'; set xlabel 'size';"
               f" set xtics rotate by -45; {logy} plot {lines}")
     subprocess.run(["gnuplot", "-e", script], check=True)
 

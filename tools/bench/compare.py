@@ -483,6 +483,42 @@ def verdict_cell(goals):
                      ([f"not checked: {', '.join(unchecked)}"] if unchecked else []))
 
 
+# The headline rows (the issue's table): (bench, size, stat)
+SUMMARY = [("latency", s, "mean") for s in (8, 64 * KIB, MIB)] + \
+    [(b, s, "mean") for b in ("bw", "bibw") for s in (8, 64 * KIB, 4 * MIB)] + \
+    [("rate", 8, "mean"), ("latency_mt", 8, "mean")] + \
+    [("allreduce", s, "mean") for s in (8, 64 * KIB, MIB)] + \
+    [(b, s, "mean") for b in ("allreduce_init", "bcast", "alltoall") for s in (8, 64 * KIB)] + \
+    [(b, 64 * KIB, "mean") for b in NONBLOCKING] + \
+    [(b, MIB, "overlap") for b in NONBLOCKING] + \
+    [("allreduce-n8", 8, "mean"), ("startup", 2, "mean"), ("latency-load", 8, "mean"),
+     ("latency-load", 64 * KIB, "mean")]
+
+
+def table_line(res, cols, goals_at, bench, name, stat, size):
+    """One Markdown row: the MPIs' medians (Cadence's with [min-max]), the
+    ratio to the better of MPICH and Open MPI, the goals and verdicts."""
+    unit = UNIT_TEXT.get(res.units.get((bench, stat)), res.units.get((bench, stat)))
+    cells = []
+    for m in cols:
+        s = res.stats.get((bench, m, size, stat))
+        if s is None:
+            cells.append("—")
+        elif m == "cadence":
+            cells.append(f"{fmt(s[0])} [{fmt(s[1])}–{fmt(s[2])}]")
+        else:
+            cells.append(fmt(s[0]))
+    best = res.best_other(bench, size, stat)
+    v = res.median(bench, "cadence", size, stat)
+    ratio = f"{v / best[0]:.2f}" if best and v is not None and best[0] and unit != "%" else "—"
+    gs = [(lbl, verdict) for lbl, verdict in goals_at.get((bench, size), [])
+          if lbl in {g[0] for g in GOALS if g[3] == stat}]
+    goal = "; ".join(lbl for lbl, _ in gs) or "—"
+    label = f"{name} {human_size(size)}" if bench != "startup" else name
+    return f"| {label} ({unit}) | " + " | ".join(cells) + f" | {ratio} | {goal} | " + \
+        verdict_cell(gs) + " |"
+
+
 def write_table(path, res, verdicts, failures, header):
     cols = [m for m in ["cadence", "mpich", "openmpi", NOTHREAD] if m in res.all_mpis]
     goals_at = {}
@@ -493,37 +529,24 @@ def write_table(path, res, verdicts, failures, header):
     missed = [t for v, t in verdicts.values() if v == "missed"]
     unchecked = [t for v, t in verdicts.values() if v == "not checked"]
     lines += [f"Goals: {nmet} met, {len(missed)} missed, {len(unchecked)} not checked.", ""]
+    thead = ["| benchmark | " + " | ".join(cols) + " | Cadence / better | goal | met |",
+             "|---|" + "---|" * (len(cols) + 3)]
+    names = {(b, st): n for b in res.benches for n, st in table_rows(res, b)}
+    summary = [(b, s, st) for b, s, st in SUMMARY if (b, "cadence", s, st) in res.stats]
+    if summary:
+        lines += ["## Summary", ""] + thead
+        lines += [table_line(res, cols, goals_at, b, names[(b, st)], st, s)
+                  for b, s, st in summary]
+        lines.append("")
     for title, benches in SECTIONS:
         benches = [b for b in benches if b in res.benches]
         if not benches:
             continue
-        lines += [f"## {title}", "",
-                  "| benchmark | " + " | ".join(cols) + " | Cadence / better | goal | met |",
-                  "|---|" + "---|" * (len(cols) + 3)]
+        lines += [f"## {title}", ""] + thead
         for bench in benches:
             for name, stat in table_rows(res, bench):
-                unit = UNIT_TEXT.get(res.units.get((bench, stat)), res.units.get((bench, stat)))
-                for size in sorted(res.sizes[bench]):
-                    cells = []
-                    for m in cols:
-                        s = res.stats.get((bench, m, size, stat))
-                        if s is None:
-                            cells.append("—")
-                        elif m == "cadence":
-                            cells.append(f"{fmt(s[0])} [{fmt(s[1])}–{fmt(s[2])}]")
-                        else:
-                            cells.append(fmt(s[0]))
-                    best = res.best_other(bench, size, stat)
-                    v = res.median(bench, "cadence", size, stat)
-                    ratio = f"{v / best[0]:.2f}" if best and v is not None and best[0] and \
-                        unit != "%" else "—"
-                    gs = [(lbl, verdict) for lbl, verdict in goals_at.get((bench, size), [])
-                          if lbl in {g[0] for g in GOALS if g[3] == stat}]
-                    goal = "; ".join(lbl for lbl, _ in gs) or "—"
-                    met = verdict_cell(gs)
-                    label = f"{name} {human_size(size)}" if bench != "startup" else name
-                    lines.append(f"| {label} ({unit}) | " + " | ".join(cells) +
-                                 f" | {ratio} | {goal} | {met} |")
+                lines += [table_line(res, cols, goals_at, bench, name, stat, size)
+                          for size in sorted(res.sizes[bench])]
         lines.append("")
     # the tails: per-iteration median and p99
     tails = [b for b in res.benches if (b, "p99") in res.units]

@@ -620,7 +620,8 @@ def summarize(name, res, bench, out):
                        + ["" if ratios[m] is None else f"{ratios[m]:.3f}" for m in others])
             cells = [f"{m} {fmt(med[m])}" + (f" ({ratios[m]:.2f}x)" if m in ratios and ratios[m]
                                               else "") for m in mpis]
-            print(f"  {human_size(s):>8}: " + ", ".join(cells))
+            where = f"-n {s}" if bench == "startup" else human_size(s)
+            print(f"  {where:>8}: " + ", ".join(cells))
     print(f"ratios: {path}")
 
 

@@ -1,57 +1,75 @@
 #!/usr/bin/python3
 """Run Cadence, Debian's MPICH and Debian's Open MPI side by side.
 
-    tools/bench/compare.py [--reps N] [--out DIR] [BENCH ...]
-    tools/bench/compare.py p2p          # latency bw bibw rate overlap
-    tools/bench/compare.py pingpong --nothread --load 2
+    tools/bench/compare.py [table] [--reps N] [--quick] [--load N] [--check]
+    tools/bench/compare.py --check --from build/bench/table.csv
+    tools/bench/compare.py BENCH ... [--reps N] [--nothread] [--load N]
 
 Each benchmark is built with every MPI's own compiler wrapper and run with
 its own launcher in the same invocation, alternating between the MPIs on
-every repetition so that the noise of this shared machine hits all of them
-alike.  Results go to DIR/<bench>.csv (one row per measurement),
-DIR/<bench>.ratios.csv (medians and each MPI's ratio to Cadence) and
-DIR/<bench>.png when gnuplot is installed; the summary printed at the end
-gives the same medians and ratios -- compare ratios, not absolute times.
+every repetition (the order rotates each repetition) so that the noise of
+this shared machine hits all of them alike.  Every point of p2pbench.c and
+collbench.c is the mean over OSU Micro-Benchmarks' iteration counts after a
+warm-up; a repetition is one launch; summaries give the median over the
+repetitions [min-max].
 
-Benchmarks:
-  startup   wall time of `<launcher> -n 2 hello` (examples/hello.c)
-  pack      pack_bench.c: MPI_Pack of a strided vector vs memcpy (ratio)
-  latency   p2pbench.c, 2 ranks: ping-pong half round trip (us)
-  pingpong  p2pbench.c: blocking ping-pong 1-256 KiB, every round trip timed
-            after a warm-up: mean, median and p99 per size (us)
-  bw, bibw  p2pbench.c: uni- and bidirectional bandwidth, windows of 64 (MB/s)
-  rate      p2pbench.c: 8-byte message rate (msg/s)
-  overlap   p2pbench.c: Isend/Irecv + compute + Wait against the parts (%)
-  p2p       all five p2pbench tests
+`table` (the default) runs every benchmark below except pack and the TCP
+ones for Cadence, MPICH, Open MPI and cadence-nothread, 3 repetitions, and
+writes DIR/table.csv (every measurement), DIR/table.md (median [min-max]
+per row, the ratio Cadence / better of MPICH and Open MPI, the goal and
+whether it is met, the command line) and DIR/<bench>.png (gnuplot).  With
+--load N it also runs `latency-load` (8 B and 64 KiB ping-pong) beside N
+busy processes; the other benchmarks stay unloaded.
+
+--check evaluates the goals (GOALS below) on the medians of the run it
+makes (the table run unless benchmarks are named), or with --from FILE on
+a finished run's CSV without running anything; it lists every goal missed
+or not checked (an MPI or a benchmark missing: never counted as met) and
+exits 1 when one is missed, else 0.
+`--from FILE` alone (or `table --from FILE`) rewrites DIR/table.md from it.
+
+BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
+  startup     wall time of `<launcher> -n 2 hello` (examples/hello.c), ms:
+              the mean of 5 launches after one untimed launch
+  pack        pack_bench.c: MPI_Pack of a strided vector vs memcpy (ratio)
+  latency     p2pbench.c, 2 ranks: ping-pong half round trip 0 B-1 MiB (us)
+  bw, bibw    uni- and bidirectional bandwidth, windows of 64, 1 B-4 MiB (MB/s)
+  rate        8-byte message rate, one pair, windows of 64 (msg/s)
+  latency_mt  MPI_THREAD_MULTIPLE ping-pong, 2 threads per rank (us)
+  overlap     Isend/Irecv + compute + Wait, OSU overlap (%)
+  allreduce bcast alltoall                 collbench.c, blocking (us)
+  iallreduce ibcast ialltoall              nonblocking: pure time (us),
+                                           overall, overlap (%)
+  allreduce_init bcast_init alltoall_init  persistent (MPI >= 4 only)
+  allreduce-n8  8 ranks on this 2-core machine, allreduce of 8 B,
+              200 + 20 iterations
+  latency-load  latency at 8 B and 64 KiB (run beside --load N processes)
   latency-tcp, bw-tcp, bibw-tcp
-            the same over TCP on loopback with shared memory off for all
-            three (TCP_ONLY below: Cadence CADENCE_TRANSPORTS=tcp; MPICH,
-            Debian's ch4:ucx, MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self; Open MPI
-            --mca pml ob1 --mca btl tcp,self)
-  tcp       the three TCP benchmarks
-  coll-overlap     collbench.c, 2 ranks: OSU overlap of Iallreduce, Ibcast,
-                   Ialltoall at 64 KiB and 1 MiB (%)
-  coll-otimes      the overall, compute and pure-communication times behind it (us)
-  coll-persistent  MPI_Allreduce_init+Start/Wait vs MPI_Iallreduce+Wait
-                   vs blocking MPI_Allreduce,
-                   8..4096 bytes (us per operation; init rows only for MPI >= 4)
-  coll      the three collbench tests
+              the same over TCP on loopback with shared memory off for all
+              three (TCP_ONLY below)
+  p2p, coll, tcp   groups: latency bw bibw rate latency_mt overlap / the nine
+              collectives / the three TCP benchmarks
 
 Options:
-  --nothread  also run Cadence with CADENCE_PROGRESS_THREADS=0 (as
-              "cadence-nothread"): what the progress thread costs or gains
-  --load N    N busy processes spin (nice 0, unbound) during every run: the
-              cores are busy, as under a loaded CI machine or an
-              oversubscribed job
+  --quick     every iteration count divided by 20, one repetition, one
+              timed startup launch: a smoke test of the whole run
+  --nothread  also run Cadence with CADENCE_PROGRESS_THREADS=0 (always on in
+              table mode, as "cadence-nothread")
+  --load N    N busy processes spin during the runs (table mode: only during
+              latency-load; otherwise during every run, output files get a
+              -loadN suffix)
   --mpis A,B  only these MPIs (names as printed, e.g. cadence,mpich)
 
-An MPI whose compiler wrapper or launcher is missing is left out with a note
-(tools/setup-deps.sh --bench installs MPICH and Open MPI).
+An MPI whose compiler wrapper or launcher is missing is left out with a
+note (tools/setup-deps.sh --bench installs MPICH and Open MPI); goals that
+need it are reported as not checked.
 """
 import argparse
 import csv
 import os
+import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -60,6 +78,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("CADENCE_BUILD_ROOT", os.path.join(ROOT, "build"))
+FIELDS = ["bench", "mpi", "rep", "size", "stat", "value", "unit"]
 
 # name, compiler wrapper, launcher argv prefix, extra environment
 MPIS = [
@@ -69,7 +88,8 @@ MPIS = [
      {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
       "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}),
 ]
-
+NOTHREAD = "cadence-nothread"
+OTHERS = ["mpich", "openmpi"]  # "the better of MPICH and Open MPI"
 
 # Per-MPI launcher arguments and environment that take shared memory away
 # and leave TCP.  Debian's MPICH 4.0 is ch4:ucx: NOLOCAL makes ch4 treat
@@ -91,10 +111,11 @@ def available():
     return found
 
 
-def cc_tag(cc):
-    """A file-name-safe tag of a compiler wrapper: variants of one MPI share
-    its binary."""
-    return os.path.basename(cc).replace(".", "_")
+def with_nothread(mpis):
+    base = next((m for m in mpis if m[0] == "cadence"), None)
+    if base is None or any(m[0] == NOTHREAD for m in mpis):
+        return mpis
+    return mpis + [(NOTHREAD, base[1], base[2], {**base[3], "CADENCE_PROGRESS_THREADS": "0"})]
 
 
 def start_load(n):
@@ -108,198 +129,596 @@ def stop_load(procs):
         p.wait()
 
 
-def build(cc, source, exe):
-    subprocess.run([cc, "-O2", source, "-o", exe], check=True)
+def launch(argv, env, timeout):
+    """Run a job in its own process group; on timeout end that group."""
+    p = subprocess.Popen(argv, env={**os.environ, **env}, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return None, f"timed out after {timeout} s"
+    if p.returncode != 0:
+        return None, f"exit {p.returncode}: {err.strip()[-500:]}"
+    return out, None
 
 
-def bench_startup(mpis, reps, tmp):
-    """Seconds from launcher start to exit of a 2-rank hello job."""
-    hello = os.path.join(ROOT, "examples", "hello.c")
-    exes = {}
-    for name, cc, launcher, env in mpis:
-        exes[name] = os.path.join(tmp, f"hello.{name}")
-        build(cc, hello, exes[name])
-    rows = []
-    for rep in range(reps + 1):  # the first round warms caches and is dropped
-        for name, cc, launcher, env in mpis:
-            t0 = time.perf_counter()
-            r = subprocess.run(launcher + ["-n", "2", exes[name]], env={**os.environ, **env},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
-            dt = time.perf_counter() - t0
-            if r.returncode != 0:
-                raise SystemExit(f"{name}: hello failed: {r.stderr.decode(errors='replace')}")
-            if rep > 0:
-                rows.append({"mpi": name, "param": "n=2", "rep": rep, "value": dt, "unit": "s"})
-    return rows
+class Bench:
+    """A benchmark program run as `<launcher> -n NPROCS exe TEST ARGS`.
 
+    It prints "test,size,stat,value,unit" lines; rows whose test is TEST
+    are kept.  variant: per-MPI (launcher arguments, environment) added to
+    each run (a Cadence variant such as cadence-nothread takes Cadence's)."""
 
-def program_bench(source, nprocs, args, fields=None, variant=None):
-    """A C benchmark printing CSV rows "param,value[,unit]"-like records.
+    def __init__(self, source, test, nprocs=2, args=(), quick_args=("-q",), variant=None,
+                 timeout=600):
+        self.source, self.test, self.nprocs = source, test, nprocs
+        self.args, self.quick_args = list(args), list(quick_args)
+        self.variant, self.timeout = variant or {}, timeout
 
-    fields: the column names when the program prints no header; rows are
-    kept when their first column equals args[0] (p2pbench prints
-    "test,bytes,value,unit").  With a header, param/value/unit columns are
-    read by name from it (pack_bench prints "block_bytes,...,ratio").
-    variant: per-MPI (launcher arguments, environment) added to each run."""
-    def run(mpis, nreps, tmp):
-        exes = {}
-        for name, cc, launcher, env in mpis:
-            exes[name] = os.path.join(tmp, f"{os.path.basename(source)}.{cc_tag(cc)}")
-            if not os.path.exists(exes[name]):
-                build(cc, os.path.join(ROOT, "tools", "bench", source), exes[name])
+    def build(self, mpi, tmp):
+        cc = mpi[1]
+        exe = os.path.join(tmp, f"{os.path.basename(self.source)}.{os.path.basename(cc)}")
+        if not os.path.exists(exe):
+            src = self.source if os.path.isabs(self.source) else \
+                os.path.join(ROOT, "tools", "bench", self.source)
+            subprocess.run([cc, "-O2", "-pthread", src, "-o", exe], check=True)
+        return exe
+
+    def argv(self, mpi, exe, quick):
+        extra_args, _ = self.variant.get(mpi[0].split("-")[0], ([], {}))
+        return mpi[2] + extra_args + ["-n", str(self.nprocs), exe, self.test] + self.args + \
+            (self.quick_args if quick else [])
+
+    def env(self, mpi):
+        return {**mpi[3], **self.variant.get(mpi[0].split("-")[0], ([], {}))[1]}
+
+    def run(self, mpi, tmp, quick):
+        """(rows without bench/mpi/rep, error or None)"""
+        exe = self.build(mpi, tmp)
+        out, err = launch(self.argv(mpi, exe, quick), self.env(mpi), self.timeout)
+        if err:
+            return [], err
         rows = []
-        for rep in range(1, nreps + 1):
-            for name, cc, launcher, env in mpis:
-                # a Cadence variant ("cadence-nothread") takes Cadence's settings
-                extra_args, extra_env = (variant or {}).get(name.split("-")[0], ([], {}))
-                r = subprocess.run(launcher + extra_args + ["-n", str(nprocs), exes[name]] + args,
-                                   env={**os.environ, **env, **extra_env}, capture_output=True,
-                                   text=True, timeout=900)
-                if r.returncode != 0:
-                    raise SystemExit(f"{name}: {source} {' '.join(args)} failed: {r.stderr}")
-                lines = r.stdout.splitlines()
-                if fields:
-                    table = [dict(zip(fields, l.split(","))) for l in lines
-                             if l.startswith(args[0] + ",")]
-                else:
-                    table = [{"param": row["block_bytes"], "value": row["ratio"],
-                              "unit": "x memcpy"} for row in csv.DictReader(lines)]
-                rows += [{"mpi": name, "param": row["param"], "rep": rep,
-                          "value": float(row["value"]), "unit": row["unit"]} for row in table]
-        return rows
-    return run
+        for line in out.splitlines():
+            f = line.split(",")
+            if len(f) == 5 and f[0] == self.test:
+                rows.append({"size": int(f[1]), "stat": f[2], "value": float(f[3]), "unit": f[4]})
+        return rows, None
 
 
-def p2p(test, variant=None):
-    return program_bench("p2pbench.c", 2, [test], ["test", "param", "value", "unit"], variant)
+class Startup(Bench):
+    """Milliseconds from launcher start to exit of a 2-rank hello job: the
+    mean of `launches` after one untimed launch (which warms the caches)."""
+
+    def __init__(self, launches=5):
+        super().__init__(os.path.join(ROOT, "examples", "hello.c"), "", timeout=120)
+        self.launches = launches
+
+    def argv(self, mpi, exe, quick):
+        return mpi[2] + ["-n", "2", exe]
+
+    def run(self, mpi, tmp, quick):
+        exe = self.build(mpi, tmp)
+        times = []
+        for i in range(1 + (1 if quick else self.launches)):
+            t0 = time.perf_counter()
+            _, err = launch(self.argv(mpi, exe, quick), self.env(mpi), self.timeout)
+            if err:
+                return [], err
+            if i > 0:
+                times.append((time.perf_counter() - t0) * 1e3)
+        return [{"size": 2, "stat": "mean", "value": statistics.mean(times), "unit": "ms"},
+                {"size": 2, "stat": "median", "value": statistics.median(times), "unit": "ms"}], None
 
 
-def coll(test):
-    return program_bench("collbench.c", 2, [test], ["test", "param", "value", "unit"])
+class Pack(Bench):
+    """pack_bench.c (one process) prints a CSV table with a header."""
 
+    def __init__(self):
+        super().__init__("pack_bench.c", "pack", nprocs=1, quick_args=())
+
+    def run(self, mpi, tmp, quick):
+        exe = self.build(mpi, tmp)
+        out, err = launch(self.argv(mpi, exe, quick), self.env(mpi), self.timeout)
+        if err:
+            return [], err
+        return [{"size": int(r["block_bytes"]), "stat": "ratio", "value": float(r["ratio"]),
+                 "unit": "x memcpy"} for r in csv.DictReader(out.splitlines())], None
+
+
+BLOCKING = ["allreduce", "bcast", "alltoall"]
+NONBLOCKING = ["i" + c for c in BLOCKING]
+PERSISTENT = [c + "_init" for c in BLOCKING]
+COLLS = BLOCKING + NONBLOCKING + PERSISTENT
 
 BENCHES = {
-    "startup": bench_startup,
-    "pack": program_bench("pack_bench.c", 1, ["pack"]),
-    "latency": p2p("latency"),
-    "pingpong": p2p("pingpong"),
-    "bw": p2p("bw"),
-    "bibw": p2p("bibw"),
-    "rate": p2p("rate"),
-    "overlap": p2p("overlap"),
-    "latency-tcp": p2p("latency", TCP_ONLY),
-    "bw-tcp": p2p("bw", TCP_ONLY),
-    "bibw-tcp": p2p("bibw", TCP_ONLY),
-    "coll-overlap": coll("overlap"),
-    "coll-otimes": coll("otimes"),
-    "coll-persistent": coll("persistent"),
+    "startup": Startup(),
+    "pack": Pack(),
+    **{t: Bench("p2pbench.c", t) for t in ["latency", "bw", "bibw", "rate", "overlap"]},
+    "latency_mt": Bench("p2pbench.c", "latency_mt", timeout=900),
+    **{t: Bench("collbench.c", t) for t in COLLS},
+    # MPICH spins: up to ~25 ms per operation with 8 ranks on 2 cores
+    "allreduce-n8": Bench("collbench.c", "allreduce", nprocs=8,
+                          args=["-s", "8", "-i", "200", "-x", "20"],
+                          quick_args=["-i", "20", "-x", "2"], timeout=180),
+    "latency-load": Bench("p2pbench.c", "latency", args=["-s", "8,65536"], timeout=600),
+    **{f"{t}-tcp": Bench("p2pbench.c", t, variant=TCP_ONLY) for t in ["latency", "bw", "bibw"]},
 }
-GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "overlap"],
-          "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
-          "coll": ["coll-overlap", "coll-otimes", "coll-persistent"]}
-DEFAULT_REPS = {"startup": 20}
+GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
+          "coll": COLLS,
+          "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"]}
+TABLE = ["startup"] + GROUPS["p2p"] + COLLS + ["allreduce-n8"]
+# the figure a benchmark's table row and plot show
+PRIMARY = {"overlap": "overlap", "pack": "ratio"}
+
+# The goals of the table, for Cadence with default settings.  Each entry:
+# (label, benches, (smallest, largest size) or None for all, stat, op,
+#  factor, reference).  op "le": Cadence's value <= factor * reference;
+# "ge": >= factor * reference; "not_worse": Cadence no worse than the
+# reference by more than factor in the direction of the unit (a time
+# lower, a rate higher).  reference: "best" = the better of MPICH and Open
+# MPI at that point, an MPI's name, "bench:NAME" = Cadence's own NAME at
+# the same size and stat, or "const" = factor itself.
+KIB, MIB = 1 << 10, 1 << 20
+GOALS = [
+    ("<=1.1x best", ["latency"], (1, MIB), "mean", "le", 1.1, "best"),
+    ("<=1.1x best", COLLS, (8, 64 * KIB), "mean", "le", 1.1, "best"),
+    ("<= best", COLLS, (MIB, MIB), "mean", "le", 1.0, "best"),
+    (">= best", ["rate"], (8, 8), "mean", "ge", 1.0, "best"),
+    (">=0.9x best", ["bw", "bibw"], None, "mean", "ge", 0.9, "best"),
+    (">=1.1x best", ["bw", "bibw"], (MIB, 4 * MIB), "mean", "ge", 1.1, "best"),
+    *[(f"<= {form}", [c + "_init"], None, "mean", "le", 1.0, f"bench:{ref}")
+      for c in BLOCKING for form, ref in (("nonblocking", "i" + c), ("blocking", c))],
+    (">=90%", NONBLOCKING, (MIB, MIB), "overlap", "ge", 90.0, "const"),
+    # 64 KiB: no lower than the lowest overlap measured before the progress
+    # thread stood aside for waiting application threads
+    (">=36%", NONBLOCKING, (64 * KIB, 64 * KIB), "overlap", "ge", 36.0, "const"),
+    ("<=1.5x openmpi", ["allreduce-n8"], None, "mean", "le", 1.5, "openmpi"),
+    ("nothread not >10% faster", None, None, "mean", "not_worse", 1.1, NOTHREAD),
+    ("<=2x mpich loaded", ["latency-load"], (8, 64 * KIB), "mean", "le", 2.0, "mpich"),
+]
+LOWER_IS_BETTER = {"us", "ms", "s"}
 
 
-def medians(rows):
-    params = sorted({r["param"] for r in rows}, key=lambda p: (len(p), p))
-    mpis = list(dict.fromkeys(r["mpi"] for r in rows))
-    # a point an MPI does not measure (e.g. MPI-4 calls in an MPI-3 library) is NaN
-    med = {}
-    for m in mpis:
-        for p in params:
-            vals = [r["value"] for r in rows if r["mpi"] == m and r["param"] == p]
-            med[(m, p)] = statistics.median(vals) if vals else float("nan")
-    return params, mpis, med
+def human_size(b):
+    if b >= MIB and b % MIB == 0:
+        return f"{b // MIB} MiB"
+    if b >= KIB and b % KIB == 0:
+        return f"{b // KIB} KiB"
+    return f"{b} B"
 
 
-def summarize(bench, rows, out):
-    """Print and write each MPI's median and its ratio to Cadence's."""
-    params, mpis, med = medians(rows)
-    unit = rows[0]["unit"]
-    others = [m for m in mpis if m != "cadence"]
-    path = os.path.join(out, f"{bench}.ratios.csv")
+def rotate(seq, k):
+    k %= len(seq)
+    return seq[k:] + seq[:k]
+
+
+def run_benches(benches, mpis, reps, quick, load, load_benches=None):
+    """Every bench for every MPI, reps times, alternating; (rows, failures).
+    load busy processes spin during the benches of load_benches (all when
+    None)."""
+    rows, failures = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(1, reps + 1):
+            for bench in benches:
+                loaded = load if load_benches is None or bench in load_benches else 0
+                procs = start_load(loaded)
+                try:
+                    for mpi in rotate(mpis, rep - 1):
+                        t0 = time.perf_counter()
+                        got, err = BENCHES[bench].run(mpi, tmp, quick)
+                        dt = time.perf_counter() - t0
+                        if err:
+                            failures.append((bench, mpi[0], rep, err))
+                            print(f"  {bench} {mpi[0]} rep {rep}: FAILED {err}", file=sys.stderr)
+                            continue
+                        rows += [{"bench": bench, "mpi": mpi[0], "rep": rep, **r} for r in got]
+                        print(f"  rep {rep} {bench:>14} {mpi[0]:>16}: {len(got)} rows, {dt:.1f} s",
+                              file=sys.stderr)
+                finally:
+                    stop_load(procs)
+    return rows, failures
+
+
+def write_csv(path, rows):
     with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["param", "unit"] + mpis + [f"{m}/cadence" for m in others])
-        print(f"\n{bench} ({unit}): median (ratio to cadence)")
-        for p in params:
-            base = med.get(("cadence", p))
-            base = base if base == base else None  # NaN: not measured
-            ratios = [med[(m, p)] / base if base else float("nan") for m in others]
-            w.writerow([p, unit] + [f"{med[(m, p)]:.6g}" for m in mpis] +
-                       [f"{x:.3f}" for x in ratios])
-            cells = [f"cadence {med[('cadence', p)]:.4g}"] + [f"{m} {med[(m, p)]:.4g} ({x:.2f}x)"
-                                                for m, x in zip(others, ratios)]
-            print(f"  {p:>12}: " + ", ".join(cells))
-    print(f"ratios: {path}")
-    return params, mpis, med
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    print(f"csv: {path}")
 
 
-def plot(bench, rows, params, mpis, med, out):
-    """One line per MPI through its medians (gnuplot, PNG)."""
+def read_csv(path):
+    with open(path, newline="") as f:
+        return [{**r, "rep": int(r["rep"]), "size": int(r["size"]), "value": float(r["value"])}
+                for r in csv.DictReader(f)]
+
+
+class Results:
+    """Median, min and max over the repetitions of every (bench, mpi, size,
+    stat), and which MPIs took part in each bench."""
+
+    def __init__(self, rows):
+        vals = {}
+        self.units, self.mpis, self.sizes = {}, {}, {}
+        for r in rows:
+            vals.setdefault((r["bench"], r["mpi"], r["size"], r["stat"]), []).append(r["value"])
+            self.units[(r["bench"], r["stat"])] = r["unit"]
+            self.mpis.setdefault(r["bench"], [])
+            if r["mpi"] not in self.mpis[r["bench"]]:
+                self.mpis[r["bench"]].append(r["mpi"])
+            self.sizes.setdefault(r["bench"], set()).add(r["size"])
+        self.all_mpis = list(dict.fromkeys(r["mpi"] for r in rows))
+        self.stats = {k: (statistics.median(v), min(v), max(v), len(v)) for k, v in vals.items()}
+        self.benches = list(dict.fromkeys(r["bench"] for r in rows))
+
+    def median(self, bench, mpi, size, stat):
+        s = self.stats.get((bench, mpi, size, stat))
+        return s[0] if s else None
+
+    def lower_better(self, bench, stat):
+        return self.units.get((bench, stat)) in LOWER_IS_BETTER
+
+    def best_other(self, bench, size, stat):
+        """(value, mpi) of the better of MPICH and Open MPI at the point;
+        None when either is not in the run at all or neither measured it."""
+        if any(m not in self.all_mpis for m in OTHERS):
+            return None
+        have = [(v, m) for m in OTHERS
+                if (v := self.median(bench, m, size, stat)) is not None]
+        if not have:
+            return None
+        return (min if self.lower_better(bench, stat) else max)(have)
+
+
+def goal_points(res, goal):
+    """(bench, size) points a goal covers in the results."""
+    label, benches, sizes, stat = goal[:4]
+    if benches is None:
+        benches = [b for b in res.benches if res.units.get((b, stat)) in
+                   LOWER_IS_BETTER | {"MB/s", "msg/s"}]
+    for b in benches:
+        for s in sorted(res.sizes.get(b, [])):
+            if sizes is None or sizes[0] <= s <= sizes[1]:
+                yield b, s
+        if not res.sizes.get(b):
+            yield b, None
+
+
+def evaluate(res, goal, bench, size):
+    """("met" | "missed" | "not checked", text)."""
+    label, _, _, stat, op, factor, ref = goal
+    where = f"{label}: {bench} {human_size(size) if size is not None else ''}".rstrip()
+    v = res.median(bench, "cadence", size, stat) if size is not None else None
+    if v is None:
+        return "not checked", f"{where}: not measured" if size is None else \
+            f"{where}: no Cadence result"
+    if ref == "best":
+        got = res.best_other(bench, size, stat)
+        if got is None:
+            return "not checked", f"{where}: MPICH or Open MPI result missing"
+        r, rname = got
+    elif ref == "const":
+        r, rname = 1.0, "goal"
+    elif ref.startswith("bench:"):
+        rname = ref[len("bench:"):]
+        r = res.median(rname, "cadence", size, stat)
+    else:
+        rname = ref
+        r = res.median(bench, ref, size, stat)
+    if r is None:
+        return "not checked", f"{where}: no {rname} result"
+    unit = res.units[(bench, stat)]
+    if op == "not_worse":
+        ok = v <= factor * r if unit in LOWER_IS_BETTER else v * factor >= r
+        text = f"cadence {fmt(v)} {unit}, {rname} {fmt(r)}"
+    else:
+        limit = factor * r
+        ok = v <= limit if op == "le" else v >= limit
+        text = f"cadence {fmt(v)} {unit}, goal {'<=' if op == 'le' else '>='} {fmt(limit)}" + \
+            ("" if ref == "const" else f" ({factor:g} x {rname} {fmt(r)})")
+    return ("met" if ok else "missed"), f"{where}: {text}"
+
+
+def check(res):
+    """Every goal at every point: {(label, bench, size): (verdict, text)}."""
+    out = {}
+    for goal in GOALS:
+        for bench, size in goal_points(res, goal):
+            out[(goal[0], bench, size)] = evaluate(res, goal, bench, size)
+    return out
+
+
+def report_check(verdicts):
+    missed = [t for v, t in verdicts.values() if v == "missed"]
+    unchecked = [t for v, t in verdicts.values() if v == "not checked"]
+    met = sum(1 for v, _ in verdicts.values() if v == "met")
+    for t in missed:
+        print(f"MISSED       {t}")
+    for t in unchecked:
+        print(f"NOT CHECKED  {t}")
+    print(f"goals: {met} met, {len(missed)} missed, {len(unchecked)} not checked")
+    return 1 if missed else 0
+
+
+def fmt(v):
+    if v is None:
+        return "—"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+
+
+UNIT_TEXT = {"us": "µs", "%": "%", "ms": "ms", "MB/s": "MB/s", "msg/s": "msg/s"}
+SECTIONS = [
+    ("Point-to-point, 2 ranks", ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"]),
+    ("Collectives, 2 ranks", COLLS),
+    ("Startup and oversubscription", ["startup", "allreduce-n8"]),
+    ("Under load", ["latency-load"]),
+]
+
+
+def table_rows(res, bench):
+    """(row name, stat) of a bench's rows in the table."""
+    if bench in NONBLOCKING:
+        return [(f"{bench} pure", "mean"), (f"{bench} overall", "overall"),
+                (f"{bench} overlap", "overlap")]
+    if bench == "overlap":
+        return [("Isend/Irecv overlap", "overlap")]
+    return [(bench, PRIMARY.get(bench, "mean"))]
+
+
+def verdict_cell(goals):
+    """"yes" when every goal of a row is met, else what was missed or not
+    checked."""
+    if not goals:
+        return "—"
+    missed = [lbl for lbl, v in goals if v == "missed"]
+    unchecked = [lbl for lbl, v in goals if v == "not checked"]
+    if not missed and not unchecked:
+        return "yes"
+    return "; ".join(([f"**NO**: {', '.join(missed)}"] if missed else []) +
+                     ([f"not checked: {', '.join(unchecked)}"] if unchecked else []))
+
+
+# The headline rows, at the top of table.md: (bench, size, stat)
+SUMMARY = [("latency", s, "mean") for s in (8, 64 * KIB, MIB)] + \
+    [(b, s, "mean") for b in ("bw", "bibw") for s in (8, 64 * KIB, 4 * MIB)] + \
+    [("rate", 8, "mean"), ("latency_mt", 8, "mean")] + \
+    [("allreduce", s, "mean") for s in (8, 64 * KIB, MIB)] + \
+    [(b, s, "mean") for b in ("allreduce_init", "bcast", "alltoall") for s in (8, 64 * KIB)] + \
+    [(b, 64 * KIB, "mean") for b in NONBLOCKING] + \
+    [(b, MIB, "overlap") for b in NONBLOCKING] + \
+    [("allreduce-n8", 8, "mean"), ("startup", 2, "mean"), ("latency-load", 8, "mean"),
+     ("latency-load", 64 * KIB, "mean")]
+
+
+def table_line(res, cols, goals_at, bench, name, stat, size):
+    """One Markdown row: the MPIs' medians (Cadence's with [min-max]), the
+    ratio to the better of MPICH and Open MPI, the goals and verdicts."""
+    unit = UNIT_TEXT.get(res.units.get((bench, stat)), res.units.get((bench, stat)))
+    cells = []
+    for m in cols:
+        s = res.stats.get((bench, m, size, stat))
+        if s is None:
+            cells.append("—")
+        elif m == "cadence":
+            cells.append(f"{fmt(s[0])} [{fmt(s[1])}–{fmt(s[2])}]")
+        else:
+            cells.append(fmt(s[0]))
+    best = res.best_other(bench, size, stat)
+    v = res.median(bench, "cadence", size, stat)
+    ratio = f"{v / best[0]:.2f}" if best and v is not None and best[0] and unit != "%" else "—"
+    gs = [(lbl, verdict) for lbl, verdict in goals_at.get((bench, size), [])
+          if lbl in {g[0] for g in GOALS if g[3] == stat}]
+    goal = "; ".join(lbl for lbl, _ in gs) or "—"
+    label = f"{name} {human_size(size)}" if bench != "startup" else name
+    return f"| {label} ({unit}) | " + " | ".join(cells) + f" | {ratio} | {goal} | " + \
+        verdict_cell(gs) + " |"
+
+
+def write_table(path, res, verdicts, failures, header):
+    cols = [m for m in ["cadence", "mpich", "openmpi", NOTHREAD] if m in res.all_mpis]
+    goals_at = {}
+    for (label, bench, size), (v, _) in verdicts.items():
+        goals_at.setdefault((bench, size), []).append((label, v))
+    lines = header[:]
+    nmet = sum(1 for v, _ in verdicts.values() if v == "met")
+    missed = [t for v, t in verdicts.values() if v == "missed"]
+    unchecked = [t for v, t in verdicts.values() if v == "not checked"]
+    lines += [f"Goals: {nmet} met, {len(missed)} missed, {len(unchecked)} not checked.", ""]
+    thead = ["| benchmark | " + " | ".join(cols) + " | Cadence / better | goal | met |",
+             "|---|" + "---|" * (len(cols) + 3)]
+    names = {(b, st): n for b in res.benches for n, st in table_rows(res, b)}
+    summary = [(b, s, st) for b, s, st in SUMMARY if (b, "cadence", s, st) in res.stats]
+    if summary:
+        lines += ["## Summary", ""] + thead
+        lines += [table_line(res, cols, goals_at, b, names[(b, st)], st, s)
+                  for b, s, st in summary]
+        lines.append("")
+    for title, benches in SECTIONS:
+        benches = [b for b in benches if b in res.benches]
+        if not benches:
+            continue
+        lines += [f"## {title}", ""] + thead
+        for bench in benches:
+            for name, stat in table_rows(res, bench):
+                lines += [table_line(res, cols, goals_at, bench, name, stat, size)
+                          for size in sorted(res.sizes[bench])]
+        lines.append("")
+    # the tails: per-iteration median and p99
+    tails = [b for b in res.benches if (b, "p99") in res.units]
+    if tails:
+        lines += ["## Per-iteration median / p99 (µs)", "",
+                  "| benchmark | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        for bench in tails:
+            name = f"{bench} pure" if bench in NONBLOCKING else bench
+            for size in sorted(res.sizes[bench]):
+                cells = [f"{fmt(res.median(bench, m, size, 'median'))} / "
+                         f"{fmt(res.median(bench, m, size, 'p99'))}" for m in cols]
+                lines.append(f"| {name} {human_size(size)} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if missed:
+        lines += ["## Goals missed", ""] + [f"- {t}" for t in missed] + [""]
+    if unchecked:
+        lines += ["## Goals not checked", ""] + [f"- {t}" for t in unchecked] + [""]
+    if failures:
+        lines += ["## Failed runs", ""] + [f"- {b} {m} rep {r}: {e}" for b, m, r, e in failures]
+        lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    print(f"table: {path}")
+
+
+def plot(name, res, bench, out):
+    """One line per MPI through its medians of the bench's primary figure."""
     if shutil.which("gnuplot") is None:
         print("note: gnuplot not installed, no plot (apt-get install gnuplot-nox)")
         return
-    dat = os.path.join(out, f"{bench}.dat")
+    if len(res.sizes[bench]) < 2:
+        return  # one point: the table says it all
+    stat = table_rows(res, bench)[0][1]
+    mpis = res.mpis[bench]
+    sizes = sorted(res.sizes[bench])
+    dat = os.path.join(out, f"{name}.dat")
     with open(dat, "w") as f:
-        f.write("param " + " ".join(mpis) + "\n")
-        for i, p in enumerate(params):
-            f.write(f"{p} " + " ".join(f"{med[(m, p)]:g}" for m in mpis) + "\n")
-    values = [v for v in med.values() if v > 0]  # NaN compares false: left out
+        f.write("size " + " ".join(mpis) + "\n")
+        for s in sizes:
+            vals = [res.median(bench, m, s, stat) for m in mpis]
+            f.write(human_size(s).replace(" ", "") + " " +
+                    " ".join("NaN" if v is None else f"{v:g}" for v in vals) + "\n")
+    values = [s[0] for k, s in res.stats.items() if k[0] == bench and k[3] == stat and s[0] > 0]
     logy = "set logscale y;" if values and max(values) / min(values) > 100 else ""
-    png = os.path.join(out, f"{bench}.png")
+    png = os.path.join(out, f"{name}.png")
     lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title '{m}'"
                       for i, m in enumerate(mpis))
+    unit = res.units[(bench, stat)]
     script = (f"set terminal png size 800,450; set output '{png}'; set key autotitle columnhead;"
-              f" set title '{bench}'; set ylabel '{rows[0]['unit']} (median)';"
+              f" set title '{name} ({stat})'; set ylabel '{unit} (median)'; set xlabel 'size';"
               f" set xtics rotate by -45; {logy} plot {lines}")
     subprocess.run(["gnuplot", "-e", script], check=True)
-    print(f"plot: {png}")
+
+
+def summarize(name, res, bench, out):
+    """Print and write each MPI's median and its ratio to Cadence's."""
+    stat = table_rows(res, bench)[0][1]
+    mpis = res.mpis[bench]
+    others = [m for m in mpis if m != "cadence"]
+    unit = res.units[(bench, stat)]
+    path = os.path.join(out, f"{name}.ratios.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["size", "stat", "unit"] + mpis + [f"{m}/cadence" for m in others])
+        print(f"\n{name} ({stat}, {unit}): median (ratio to cadence)")
+        for s in sorted(res.sizes[bench]):
+            med = {m: res.median(bench, m, s, stat) for m in mpis}
+            base = med.get("cadence")
+            ratios = {m: med[m] / base if base and med[m] is not None else None for m in others}
+            w.writerow([s, stat, unit] + ["" if med[m] is None else f"{med[m]:.6g}" for m in mpis]
+                       + ["" if ratios[m] is None else f"{ratios[m]:.3f}" for m in others])
+            cells = [f"{m} {fmt(med[m])}" + (f" ({ratios[m]:.2f}x)" if m in ratios and ratios[m]
+                                              else "") for m in mpis]
+            where = f"-n {s}" if bench == "startup" else human_size(s)
+            print(f"  {where:>8}: " + ", ".join(cells))
+    print(f"ratios: {path}")
+
+
+def machine_note():
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().split()[0]
+    except OSError:
+        return "?"
+
+
+def git_rev():
+    r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() or "?"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("benches", nargs="*", default=list(BENCHES))
-    ap.add_argument("--reps", type=int, default=0,
-                    help="repetitions (default: 20 for startup, 3 for the rest)")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("benches", nargs="*")
+    ap.add_argument("--reps", type=int, default=0, help="repetitions (default 3; 1 with --quick)")
     ap.add_argument("--out", default=os.path.join(BUILD, "bench"))
+    ap.add_argument("--quick", action="store_true", help="counts / 20, one repetition")
     ap.add_argument("--nothread", action="store_true",
                     help="also run Cadence without its progress thread")
     ap.add_argument("--load", type=int, default=0, help="busy processes during the runs")
     ap.add_argument("--mpis", default="", help="comma-separated MPIs to run (default: all found)")
+    ap.add_argument("--check", action="store_true", help="evaluate the goals; exit 1 if one is missed")
+    ap.add_argument("--from", dest="from_csv", default="",
+                    help="a table run's CSV (e.g. DIR/table.csv) to check or tabulate "
+                    "instead of running")
     args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    table_csv = os.path.join(args.out, "table.csv")
+    benches = args.benches or ["table"]
+    table = benches == ["table"]
+    if args.from_csv:
+        res = Results(read_csv(args.from_csv))
+        if args.benches == ["table"] or not args.check:
+            write_table(os.path.join(args.out, "table.md"), res, check(res), [],
+                        [f"# Cadence, MPICH and Open MPI (from {args.from_csv})", ""])
+        return report_check(check(res)) if args.check else 0
+
     mpis = available()
-    if args.nothread:
-        base = next((m for m in mpis if m[0] == "cadence"), None)
-        if base is not None:
-            mpis.insert(1, ("cadence-nothread", base[1], base[2],
-                            {**base[3], "CADENCE_PROGRESS_THREADS": "0"}))
+    if table or args.nothread:
+        mpis = with_nothread(mpis)
     if args.mpis:
         keep = args.mpis.split(",")
         mpis = [m for m in mpis if m[0] in keep or m[0] == "cadence"]
     if not any(m[0] == "cadence" for m in mpis):
         raise SystemExit("Cadence is not built: run ./quickstart.sh first")
-    os.makedirs(args.out, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        benches = [b for name in args.benches for b in GROUPS.get(name, [name])]
-        for bench in benches:
-            if bench not in BENCHES:
-                raise SystemExit(f"unknown benchmark {bench}; known: {', '.join(BENCHES)}")
-            load = start_load(args.load)
-            try:
-                rows = BENCHES[bench](mpis, args.reps or DEFAULT_REPS.get(bench, 3), tmp)
-            finally:
-                stop_load(load)
-            name = bench + (f"-load{args.load}" if args.load else "")
-            path = os.path.join(args.out, f"{name}.csv")
-            with open(path, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=["mpi", "param", "rep", "value", "unit"])
-                w.writeheader()
-                w.writerows(rows)
-            print(f"csv: {path}")
-            params, names, med = summarize(name, rows, args.out)
-            plot(name, rows, params, names, med, args.out)
+    reps = args.reps or (1 if args.quick else 3)
+    if table:
+        names = TABLE + (["latency-load"] if args.load else [])
+    else:
+        names = [b for name in benches for b in GROUPS.get(name, [name])]
+        for b in names:
+            if b not in BENCHES:
+                raise SystemExit(f"unknown benchmark {b}; known: {', '.join(BENCHES)}, "
+                                 f"{', '.join(GROUPS)}, table")
+    t0, load0, rev = time.time(), machine_note(), git_rev()
+    rows, failures = run_benches(names, mpis, reps, args.quick, args.load,
+                                 ["latency-load"] if table else None)
+    wall = time.time() - t0
+    res = Results(rows)
+    if table:
+        write_csv(table_csv, rows)
+        cmd = " ".join(shlex.quote(a) for a in ["tools/bench/compare.py"] + sys.argv[1:])
+        header = ["# Cadence, MPICH and Open MPI side by side", "",
+                  f"Command: `{cmd}`" + (f" (CADENCE_BUILD_ROOT={BUILD})"
+                                         if "CADENCE_BUILD_ROOT" in os.environ else ""), "",
+                  f"Cadence {rev}; {time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} "
+                  f"processing units; load average {load0} before, {machine_note()} after; "
+                  f"{reps} repetition(s){', quick counts (a smoke test)' if args.quick else ''}; "
+                  f"wall time {wall / 60:.1f} min.", "",
+                  "Cadence: median [min–max] over the repetitions; the others: median. "
+                  "Every point is the mean over OSU's iteration counts after a warm-up "
+                  "(tools/bench/README.md); 'better' is the better of MPICH and Open MPI.", ""]
+        verdicts = check(res)
+        write_table(os.path.join(args.out, "table.md"), res, verdicts, failures, header)
+        for bench in res.benches:
+            plot(bench, res, bench, args.out)
+        print(f"wall time {wall:.0f} s")
+        return report_check(verdicts) if args.check else 0
+    suffix = f"-load{args.load}" if args.load else ""
+    for bench in res.benches:
+        name = bench + suffix
+        write_csv(os.path.join(args.out, f"{name}.csv"), [r for r in rows if r["bench"] == bench])
+        summarize(name, res, bench, args.out)
+        plot(name, res, bench, args.out)
+    for b, m, r, e in failures:
+        print(f"FAILED {b} {m} rep {r}: {e}")
+    if args.check:
+        return report_check(check(res))
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -28,11 +28,13 @@
 struct cdn_transport;
 
 /* What a sleeping thread must be woken for, besides requests to act: a
- * message (some receive is posted, or a thread blocks in MPI), a send's
- * completion (a thread blocks in MPI, or a schedule has steps after a
- * send).  Transports may let other arrivals wait for the next poll
- * (transport/shm/ring.h, "Wants"). */
-enum cdn_want { CDN_WANT_DATA, CDN_WANT_DONE };
+ * message (CDN_WANT_DATA: an urgent receive is posted, or a thread blocks
+ * in MPI), a send's completion (CDN_WANT_DONE: a thread blocks in MPI, or
+ * a schedule has steps after a send), a message whose sender waits for
+ * this process to act (an RTS, a synchronous send: CDN_WANT_POSTED, some
+ * receive is posted, or CDN_WANT_DATA).  Transports may let other
+ * arrivals wait for the next poll (transport/shm/ring.h, "Wants"). */
+enum cdn_want { CDN_WANT_DATA, CDN_WANT_DONE, CDN_WANT_POSTED };
 
 /* Work handed to whichever thread polls next: the progress thread, or an
  * application thread waiting in MPI (cdn_progress_defer). */

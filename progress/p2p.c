@@ -320,16 +320,16 @@ static int recv_cancel(struct cdn_request *r)
 }
 
 static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
-                     struct cdn_comm *comm, uint32_t ctx, bool persistent,
+                     struct cdn_comm *comm, uint32_t ctx, bool urgent, bool persistent,
                      struct cdn_request **out)
 {
     struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, comm);
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "receive: out of memory for a request");
     p2p_init(r, buf, count, dt, source, tag, comm, ctx);
-    /* Every receive asks peers to ring while it is posted.  The flag must
-     * not change while the receive is posted (the want would not balance). */
-    r->u.p2p.urgent = true;
+    /* The flag must not change while the receive is posted (the want would
+     * not balance). */
+    r->u.p2p.urgent = urgent;
     r->persistent = persistent;
     *out = r;
     return persistent ? MPI_SUCCESS : recv_start(r);
@@ -338,14 +338,20 @@ static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int so
 int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
                  struct cdn_comm *comm, bool persistent, struct cdn_request **out)
 {
-    return recv_make(buf, count, dt, source, tag, comm, comm->context_id, persistent, out);
+    /* A user's receive is not urgent: an eager message for it is taken
+     * when the user next polls (MPI_Wait, MPI_Test), or by a thread asleep
+     * in MPI, which wants every message (cdn_progress_block).  An RTS or a
+     * synchronous message still rings (CDN_WANT_POSTED): its sender waits
+     * for this process to act -- strong progress. */
+    return recv_make(buf, count, dt, source, tag, comm, comm->context_id, false, persistent, out);
 }
 
 int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out)
 {
-    return recv_make(buf, count, dt, source, tag, comm, CDN_COMM_CTX_COLL(comm), persistent, out);
+    return recv_make(buf, count, dt, source, tag, comm, CDN_COMM_CTX_COLL(comm), true, persistent,
+                     out);
 }
 
 void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)

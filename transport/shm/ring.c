@@ -69,20 +69,12 @@ bool shm_ring_pending(const struct shm_ring *r)
     return atomic_load_explicit(&cell->seq, memory_order_seq_cst) == (uint32_t)(tail + 1);
 }
 
-bool shm_ring_crowded(struct shm_prod *p)
-{
-    if (p->head - p->tail_seen < SHM_RING_CELLS / 2)
-        return false;
-    p->tail_seen = atomic_load_explicit(&p->ring->tail, memory_order_acquire);
-    return p->head - p->tail_seen >= SHM_RING_CELLS / 2;
-}
-
 void shm_bell_ring(struct shm_bell *b, int eventfd, int need)
 {
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0 &&
         atomic_load_explicit(&b->polled, memory_order_seq_cst) == 0 &&
-        (need == SHM_WAKE_ALWAYS || atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0)) {
+        shm_bell_wants(b, need)) {
         uint64_t one = 1;
         if (write(eventfd, &one, sizeof one) < 0) {
             /* EAGAIN: the counter is saturated, the sleeper wakes anyway */
@@ -115,22 +107,19 @@ bool shm_bell_quiet(struct shm_bell *b, int delta)
 }
 
 bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
-                         int (*need_of)(uint16_t type))
+                         int (*need_of)(const struct shm_cell *c), bool full)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
     for (uint64_t pos = tail; pos < tail + SHM_RING_CELLS; pos++) {
         struct shm_cell *c = (struct shm_cell *)r->cells[pos % SHM_RING_CELLS];
         if (atomic_load_explicit(&c->seq, memory_order_seq_cst) != (uint32_t)(pos + 1))
             return false;
-        if (pos - tail + 1 >= SHM_RING_CELLS / 2)
-            return true;  /* crowded: rings whatever it holds */
-        int need = need_of(__atomic_load_n(&c->type, __ATOMIC_RELAXED));
+        int need = need_of(c);
         /* a cell taken and refilled meanwhile has a later sequence number */
         if (atomic_load_explicit(&c->seq, memory_order_acquire) != (uint32_t)(pos + 1))
             return false;
-        if (need == SHM_WAKE_ALWAYS ||
-            atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0)
+        if (shm_bell_wants(b, need))
             return true;
     }
-    return true;
+    return full;
 }

@@ -24,13 +24,16 @@
  * (several microseconds in a virtual machine) and the consumer a context
  * switch on a core where its application may be computing, so the bell
  * also says what the consumer waits for (counters the consumer keeps, see
- * cdn_progress_want): messages (a receive is posted or a thread blocks in
- * MPI) and completions (someone waits on a send, or a schedule has steps
- * after it).  A message nobody has posted a receive for, or a FIN nobody
- * waits on, stays in the ring until the next poll, unless the ring is half
- * full.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
- * data) always ring.  A want that rises while the consumer sleeps is
- * followed by a re-check of the rings (the same Dekker pairing as arming).
+ * cdn_progress_want): messages (an urgent receive is posted or a thread
+ * blocks in MPI), completions (someone waits on a send, or a schedule has
+ * steps after it) and posted receives.  An eager message nobody wants at
+ * once, or a FIN nobody waits on, stays in the ring until the next poll.
+ * An RTS or a synchronous message rings a consumer with any receive
+ * posted.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
+ * data) always ring, and so does a producer that finds the ring full (it
+ * queues what it could not write: the consumer drains the ring).  A want
+ * that rises while the consumer sleeps is followed by a re-check of the
+ * rings for a cell it now wants (the same Dekker pairing as arming).
  *
  * Polled: while application threads of the consumer poll in a blocking
  * call (polled > 0) nothing rings, even with a sleeper armed: the pollers
@@ -65,15 +68,39 @@ struct shm_ring {
     _Alignas(64) unsigned char cells[SHM_RING_CELLS][SHM_CELL_SIZE];
 };
 
-/* What a cell is for, to a sleeping consumer: its want index, or
- * SHM_WAKE_ALWAYS. */
-enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_NWANTS, SHM_WAKE_ALWAYS = -1 };
+/* What a cell is for, to a sleeping consumer: its want index (the
+ * CDN_WANT_* of the same name), or SHM_WAKE_ALWAYS.  A cell of need
+ * SHM_WANT_POSTED (an RTS, a synchronous eager message: the sender waits
+ * for the receiver to act) rings a consumer that wants data or has any
+ * receive posted. */
+enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_WANT_POSTED, SHM_NWANTS, SHM_WAKE_ALWAYS = -1 };
 
 struct shm_bell {
     _Alignas(64) atomic_int sleepers;     /* consumers armed to be woken */
-    atomic_int want[SHM_NWANTS];          /* the consumer's wants (see above) */
+    atomic_int want[SHM_WANT_POSTED];     /* the consumer's wants (see above) */
     atomic_int polled;                    /* application threads polling: ring nobody */
+    /* SHM_WANT_POSTED: changes with every receive posted and matched, and
+     * only RTS and synchronous cells read it, so it has a line of its own
+     * (on the line above, every Irecv moved the line the producer reads
+     * for every cell). */
+    _Alignas(64) atomic_int posted;
 };
+
+/* The counter of want w. */
+static inline atomic_int *shm_bell_want(struct shm_bell *b, int w)
+{
+    return w == SHM_WANT_POSTED ? &b->posted : &b->want[w];
+}
+/* Does a consumer with these wants want a cell of this need? */
+static inline bool shm_bell_wants(const struct shm_bell *b, int need)
+{
+    if (need == SHM_WAKE_ALWAYS)
+        return true;
+    if (need == SHM_WANT_POSTED)
+        return atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_seq_cst) > 0 ||
+               atomic_load_explicit(&b->posted, memory_order_seq_cst) > 0;
+    return atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0;
+}
 
 /* Producer and consumer ends: process-private. */
 struct shm_prod {
@@ -104,9 +131,6 @@ bool shm_ring_pending(const struct shm_ring *r);
 /* Doorbell: after committing, wake the consumer if it sleeps and wants what
  * was written (need: a SHM_WANT_* index or SHM_WAKE_ALWAYS). */
 void shm_bell_ring(struct shm_bell *b, int eventfd, int need);
-/* The producer's view of how full its ring is: half full or more rings
- * regardless of wants, so an idle consumer drains it before it fills. */
-bool shm_ring_crowded(struct shm_prod *p);
 /* Consumer: arm before re-checking the rings and sleeping; disarm after
  * (drains the eventfd). */
 void shm_bell_arm(struct shm_bell *b);
@@ -117,9 +141,10 @@ void shm_bell_disarm(struct shm_bell *b, int eventfd);
 bool shm_bell_quiet(struct shm_bell *b, int delta);
 /* Consumer, any thread: would a producer have rung b for the cells now
  * unread in r (need_of: a cell's need, as the producer gives it), had
- * nobody polled?  Cells taken meanwhile by another thread count as not
- * there. */
+ * nobody polled?  With full, a full ring counts too (its producer rings
+ * whatever it could not write).  Cells taken meanwhile by another thread
+ * count as not there. */
 bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
-                         int (*need_of)(uint16_t type));
+                         int (*need_of)(const struct shm_cell *c), bool full);
 
 #endif

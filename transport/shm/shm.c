@@ -219,12 +219,16 @@ static void report(struct cdn_request *done_list, struct cdn_request *streamed)
     }
 }
 
-/* The need to ring p's doorbell with after writing a cell that needs
- * need: anything once the ring is half full (ring.h, "Wants").  Called
- * with p->lock held (the producer end is under it). */
-static int ring_need(struct shm_peer *p, int need)
+/* What a send's first cell is to a sleeping receiver (ring.h, "Wants"): a
+ * standard eager message waits for the next poll unless the receiver
+ * wants data at once (a thread blocks in MPI, or an urgent receive is
+ * posted: ordinary receives complete when their owner next polls).  The
+ * sender of an RTS or a synchronous eager message waits for the
+ * receiver's answer, so those ring a receiver with any receive posted. */
+static int send_need(struct cdn_transport *tp, const struct cdn_request *sreq)
 {
-    return shm_ring_crowded(&p->prod) ? SHM_WAKE_ALWAYS : need;
+    return sreq->u.p2p.mode == CDN_SEND_SYNC || sreq->u.p2p.bytes > (MPI_Count)tp->eager_limit
+               ? SHM_WANT_POSTED : SHM_WANT_DATA;
 }
 
 static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
@@ -249,10 +253,9 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
         if (queue(st, p, o))
             cdn_progress_kick();
     }
-    int need = sent ? ring_need(p, SHM_WANT_DATA) : 0;
     pthread_mutex_unlock(&p->lock);
-    if (sent)
-        shm_bell_ring(&p->seg->bell, p->efd, need);
+    /* A full ring rings whatever the message: the receiver drains it. */
+    shm_bell_ring(&p->seg->bell, p->efd, sent ? send_need(tp, sreq) : SHM_WAKE_ALWAYS);
     if (done)
         cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
     return MPI_SUCCESS;
@@ -273,7 +276,6 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
 {
     pthread_mutex_lock(&p->lock);
     bool sent = p->outq == NULL && emit_ctrl(p, m);
-    int need = sent ? ring_need(p, ctrl_need(m->type)) : 0;
     if (!sent) {
         struct shm_out *o = calloc(1, sizeof *o);
         if (o == NULL)
@@ -283,8 +285,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
         queue(st, p, o);
     }
     pthread_mutex_unlock(&p->lock);
-    if (sent)
-        shm_bell_ring(&p->seg->bell, p->efd, need);
+    shm_bell_ring(&p->seg->bell, p->efd, sent ? ctrl_need(m->type) : SHM_WAKE_ALWAYS);
 }
 
 static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,
@@ -617,23 +618,44 @@ static int shm_arm(struct cdn_transport *tp)
     return atomic_load(&st->queued) > 0 ? 2 : 0;
 }
 
+/* The need a cell was written with (send_need, send_ctrl_msg).  The producer may be rewriting a cell taken meanwhile:
+ * shm_ring_would_ring re-checks its sequence number after this look. */
+static int cell_need(const struct shm_cell *c)
+{
+    uint16_t type = __atomic_load_n(&c->type, __ATOMIC_RELAXED);
+    if (type == C_RTS)
+        return SHM_WANT_POSTED;
+    if (type == C_EAGER)
+        return __atomic_load_n(&c->h.flags, __ATOMIC_RELAXED) & CDN_WIRE_SYNC ? SHM_WANT_POSTED
+                                                                              : SHM_WANT_DATA;
+    return ctrl_need(type);
+}
+
+/* Any unread cell that would ring b now (cell_need against b's wants)?
+ * full: a full ring counts (its producer may have queued a send and rung,
+ * or been kept from ringing by a poller). */
+static bool any_would_ring(const struct shm_state *st, const struct shm_bell *b, bool full)
+{
+    for (int i = 0; i < st->nlocal; i++)
+        if (i != st->me && shm_ring_would_ring(st->peers[i].cons.ring, b, cell_need, full))
+            return true;
+    return false;
+}
+
+/* A want that rises from none while a sleeper is armed wakes it if a cell
+ * it now wants is already there -- only such a cell: a receive posted
+ * while standard eager messages wait in the ring does not wake anybody
+ * (its owner takes them when it next polls). */
 static bool shm_want(struct cdn_transport *tp, int want, int delta)
 {
     struct shm_state *st = state_of(tp);
     struct shm_bell *b = &st->seg->bell;
     /* seq_cst read-modify-write: the fence between raising the want and
      * looking at sleepers and the rings (ring.h) */
-    if (atomic_fetch_add_explicit(&b->want[want], delta, memory_order_seq_cst) != 0 || delta <= 0 ||
-        atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0)
+    if (atomic_fetch_add_explicit(shm_bell_want(b, want), delta, memory_order_seq_cst) != 0 ||
+        delta <= 0 || atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0)
         return false;
-    return any_pending(st);
-}
-
-/* The need a cell of this type was written with (shm_send, send_ctrl_msg;
- * a crowded ring aside). */
-static int cell_need(uint16_t type)
-{
-    return type == C_EAGER || type == C_RTS ? SHM_WANT_DATA : ctrl_need(type);
+    return any_would_ring(st, b, false);
 }
 
 /* The last poller leaving wakes the sleeper only for what would have rung
@@ -645,12 +667,8 @@ static bool shm_polled(struct cdn_transport *tp, int delta)
     struct shm_bell *b = &st->seg->bell;
     if (!shm_bell_quiet(b, delta))
         return false;
-    if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0)
-        return true;
-    for (int i = 0; i < st->nlocal; i++)
-        if (i != st->me && shm_ring_would_ring(st->peers[i].cons.ring, b, cell_need))
-            return true;
-    return false;
+    return atomic_load_explicit(&st->queued, memory_order_relaxed) > 0 ||
+           any_would_ring(st, b, true);
 }
 
 static void shm_disarm(struct cdn_transport *tp)

@@ -44,11 +44,11 @@ struct cdn_engine cdn_engine = {
     .background_min = 32768,
 };
 
-_Thread_local bool cdn_progress_in_thread;
-_Thread_local bool cdn_progress_blocking;
+CDN_TLS bool cdn_progress_in_thread;
+CDN_TLS bool cdn_progress_blocking;
 /* A wake-up of the progress thread left out inside a blocking call's start
  * (wake_soon), to be settled by cdn_progress_wait_until. */
-static _Thread_local bool wake_owed;
+static CDN_TLS bool wake_owed;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 static int timer_tag;          /* epoll data of the timer_fd */

@@ -381,10 +381,17 @@ int cdn_progress_poll(void)
 
 void cdn_progress_signal(void)
 {
+    /* The caller completed with a seq_cst read-modify-write: the fence
+     * before these looks, paired with a sleeper's registration and its
+     * look at its condition (block, below). */
+    bool futex = atomic_load_explicit(&cdn_engine.sleepers, memory_order_seq_cst) > 0;
+    bool ep = atomic_load_explicit(&epoll_app, memory_order_seq_cst);
+    if (!futex && !ep)
+        return;
     atomic_fetch_add_explicit(&cdn_engine.gen, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&cdn_engine.sleepers, memory_order_seq_cst) > 0)
+    if (futex)
         futex_wake_all(&cdn_engine.gen);
-    if (atomic_load_explicit(&epoll_app, memory_order_seq_cst))
+    if (ep)
         kick_fd();
 }
 
@@ -441,7 +448,12 @@ static void want_all(int delta)
     cdn_progress_want(CDN_WANT_DONE, delta);
 }
 
-void cdn_progress_block(unsigned gen)
+/* Completions bump the generation only while someone sleeps on it or in
+ * epoll (cdn_progress_signal): a sleeper registers (sleepers, epoll_app:
+ * seq_cst read-modify-writes), then reads the generation and looks at its
+ * condition once more -- either the completer sees it registered, or it
+ * sees the completion. */
+static void block(bool (*cond)(void *arg), void *arg)
 {
     cdn_progress_app_leave();  /* asleep: the progress thread takes over */
     want_all(1);
@@ -449,17 +461,21 @@ void cdn_progress_block(unsigned gen)
     bool expected = false;
     if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
-        cdn_progress_epoll_sleep(100, gen_unchanged, gen);
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst);
+        if (!cond(arg))
+            cdn_progress_epoll_sleep(100, gen_unchanged, gen);
         atomic_store(&epoll_app, false);
         want_all(-1);
         cdn_progress_app_enter();
         return;
     }
     atomic_fetch_add_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
+    unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst);
     /* With a progress thread (or nothing to watch) only completions matter;
      * otherwise nap briefly in case the epoll sleeper leaves. */
     long timeout = (cdn_engine.thread_on || cdn_engine.ntransports == 0) ? 50000000L : 1000000L;
-    futex_wait(&cdn_engine.gen, gen, timeout);
+    if (!cond(arg))
+        futex_wait(&cdn_engine.gen, gen, timeout);
     atomic_fetch_sub_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
     want_all(-1);
     cdn_progress_app_enter();
@@ -556,7 +572,6 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
     cancel_start_timer();
     int idle = 0;
     for (;;) {
-        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
         if (cond(arg))
             break;
         /* The progress thread is at work on the one processing unit we
@@ -574,7 +589,8 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
             CDN_CPU_RELAX();
             continue;
         }
-        cdn_progress_block(gen);
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_relaxed);
+        block(cond, arg);
         /* Woken by a timeout with nothing completed: look once and sleep
          * again.  Spinning anew after every timeout cost an idle waiter
          * 2000 polls per 50 ms -- on TCP each is an epoll_wait system

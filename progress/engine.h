@@ -98,11 +98,11 @@ void cdn_progress_finalize(void);
 
 /* Poll every transport once; returns how many events were processed. */
 int cdn_progress_poll(void);
-/* Something completed: wake threads sleeping on the generation. */
+/* Something completed: wake threads sleeping on the generation.  Called
+ * right after the seq_cst read-modify-write that made the completion
+ * visible (cdn_request_event): the generation moves only while a thread
+ * sleeps. */
 void cdn_progress_signal(void);
-/* Sleep until the generation moves past gen (or something arrives).  Called
- * by application threads between cdn_progress_app_enter and _leave. */
-void cdn_progress_block(unsigned gen);
 /* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
  * no limit) unless work is there or still(arg) turns false; then disarm. */
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);

@@ -340,7 +340,7 @@ int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source
 {
     /* A user's receive is not urgent: an eager message for it is taken
      * when the user next polls (MPI_Wait, MPI_Test), or by a thread asleep
-     * in MPI, which wants every message (cdn_progress_block).  An RTS or a
+     * in MPI, which wants every message (engine.c, block).  An RTS or a
      * synchronous message still rings (CDN_WANT_POSTED): its sender waits
      * for this process to act -- strong progress. */
     return recv_make(buf, count, dt, source, tag, comm, comm->context_id, false, persistent, out);

@@ -226,14 +226,23 @@ int cdn_request_pool_finalize(void)
 
 void cdn_request_event(struct cdn_request *r)
 {
-    int prev = atomic_fetch_sub_explicit(&r->cc, 1, memory_order_acq_rel);
-    if (prev != 2)
-        return;
-    /* The last event: the hook runs before anyone can see cc == 0. */
-    if (r->ops != NULL && r->ops->complete != NULL)
-        r->ops->complete(r);
     struct cdn_request *parent = r->parent;
-    atomic_store_explicit(&r->cc, 0, memory_order_release);
+    bool hook = r->ops != NULL && r->ops->complete != NULL;
+    int last = 2;
+    /* The last event of a request without a hook: one read-modify-write
+     * takes cc from 2 to 0. */
+    if (hook || !atomic_compare_exchange_strong_explicit(&r->cc, &last, 0, memory_order_seq_cst,
+                                                         memory_order_relaxed)) {
+        int prev = atomic_fetch_sub_explicit(&r->cc, 1, memory_order_acq_rel);
+        if (prev != 2)
+            return;
+        /* The last event: the hook runs before anyone can see cc == 0. */
+        if (hook)
+            r->ops->complete(r);
+        parent = r->parent;
+        /* seq_cst read-modify-write, as above: cdn_progress_signal's fence */
+        atomic_exchange_explicit(&r->cc, 0, memory_order_seq_cst);
+    }
     if (parent != NULL)
         cdn_request_event(parent);
     cdn_progress_signal();

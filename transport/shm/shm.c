@@ -645,15 +645,18 @@ static bool any_would_ring(const struct shm_state *st, const struct shm_bell *b,
 /* A want that rises from none while a sleeper is armed wakes it if a cell
  * it now wants is already there -- only such a cell: a receive posted
  * while standard eager messages wait in the ring does not wake anybody
- * (its owner takes them when it next polls). */
+ * (its owner takes them when it next polls).  While an application thread
+ * polls, the last one to leave re-checks against the wants then
+ * (shm_polled): a blocking receive does not look at the rings twice. */
 static bool shm_want(struct cdn_transport *tp, int want, int delta)
 {
     struct shm_state *st = state_of(tp);
     struct shm_bell *b = &st->seg->bell;
     /* seq_cst read-modify-write: the fence between raising the want and
-     * looking at sleepers and the rings (ring.h) */
+     * looking at sleepers, pollers and the rings (ring.h) */
     if (atomic_fetch_add_explicit(shm_bell_want(b, want), delta, memory_order_seq_cst) != 0 ||
-        delta <= 0 || atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0)
+        delta <= 0 || atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0 ||
+        atomic_load_explicit(&b->polled, memory_order_seq_cst) > 0)
         return false;
     return any_would_ring(st, b, false);
 }

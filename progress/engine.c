@@ -399,6 +399,42 @@ void cdn_progress_signal(void)
  * or `still` says the reason to sleep has gone, disarm.  aside: the
  * progress thread standing aside -- what is in the rings or on the work
  * list is the pollers' to take, so only `still` and a nap matter. */
+/* Does some transport have input, or a message a sleeper may want that
+ * rang lazily (transport.h, lazy_wanted)? */
+static bool any_busy(void)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->busy == NULL || tp->ops->busy(tp))
+            return true;
+    }
+    return false;
+}
+static bool lazy_wanted(void)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->lazy_wanted != NULL && tp->ops->lazy_wanted(tp))
+            return true;
+    }
+    return false;
+}
+
+/* epoll_wait on the engine's set; drains the engine's own fds. */
+static int engine_wait(long timeout_ns)
+{
+    struct epoll_event ev[8];
+    int n = timeout_ns < 0 ? epoll_wait(cdn_engine.epfd, ev, 8, -1)
+                           : epoll_wait_ns(cdn_engine.epfd, ev, 8, timeout_ns);
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.ptr == NULL)
+            drain_fd(cdn_engine.wake_fd);
+        else if (ev[i].data.ptr == &timer_tag)
+            drain_timer();
+    }
+    return n;
+}
+
 static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, bool aside)
 {
     int ready = 0, nap = 0;
@@ -413,14 +449,16 @@ static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, b
     if ((aside || !ready) && (still == NULL || still(arg))) {
         if (nap || atomic_load(&cdn_engine.pending_work) > 0)
             timeout_ms = 1;
-        struct epoll_event ev[8];
-        int n = epoll_wait(cdn_engine.epfd, ev, 8, timeout_ms);
-        for (int i = 0; i < n; i++) {
-            if (ev[i].data.ptr == NULL)
-                drain_fd(cdn_engine.wake_fd);
-            else if (ev[i].data.ptr == &timer_tag)
-                drain_timer();
-        }
+        long timeout_ns = timeout_ms < 0 ? -1 : timeout_ms * 1000000L;
+        /* A message rung lazily while we armed may have been missed by the
+         * re-check above (ring.h, "Lazy cells"); when one may be wanted,
+         * look again once its store is surely visible, still armed. */
+        bool settle = (timeout_ns < 0 || timeout_ns > CDN_PROGRESS_SETTLE_NS) && lazy_wanted();
+        if (!settle)
+            engine_wait(timeout_ns);
+        else if (engine_wait(CDN_PROGRESS_SETTLE_NS) == 0 &&
+                 (aside ? still == NULL || still(arg) : !any_busy()))
+            engine_wait(timeout_ns < 0 ? -1 : timeout_ns - CDN_PROGRESS_SETTLE_NS);
     }
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
@@ -453,7 +491,7 @@ static void want_all(int delta)
  * seq_cst read-modify-writes), then reads the generation and looks at its
  * condition once more -- either the completer sees it registered, or it
  * sees the completion. */
-static void block(bool (*cond)(void *arg), void *arg)
+static void block(bool (*cond)(void *arg), void *arg, bool first)
 {
     cdn_progress_app_leave();  /* asleep: the progress thread takes over */
     want_all(1);
@@ -472,8 +510,13 @@ static void block(bool (*cond)(void *arg), void *arg)
     atomic_fetch_add_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
     unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst);
     /* With a progress thread (or nothing to watch) only completions matter;
-     * otherwise nap briefly in case the epoll sleeper leaves. */
+     * otherwise nap briefly in case the epoll sleeper leaves.  The first
+     * sleep of a wait is short: a message rung lazily as we raised our
+     * want may have been missed by the re-check (ring.h, "Lazy cells"),
+     * and the poll after it takes the message. */
     long timeout = (cdn_engine.thread_on || cdn_engine.ntransports == 0) ? 50000000L : 1000000L;
+    if (first && timeout > CDN_PROGRESS_SETTLE_NS)
+        timeout = CDN_PROGRESS_SETTLE_NS;
     if (!cond(arg))
         futex_wait(&cdn_engine.gen, gen, timeout);
     atomic_fetch_sub_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
@@ -571,6 +614,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
     wake_owed = false;  /* this thread polls now; cdn_progress_quiet settles the rest */
     cancel_start_timer();
     int idle = 0;
+    bool slept = false;  /* since the last event found */
     for (;;) {
         if (cond(arg))
             break;
@@ -583,6 +627,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
         }
         if (cdn_progress_poll() > 0) {
             idle = 0;
+            slept = false;
             continue;
         }
         if (++idle < cdn_engine.spin_polls) {
@@ -590,7 +635,8 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
             continue;
         }
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_relaxed);
-        block(cond, arg);
+        block(cond, arg, !slept);
+        slept = true;
         /* Woken by a timeout with nothing completed: look once and sleep
          * again.  Spinning anew after every timeout cost an idle waiter
          * 2000 polls per 50 ms -- on TCP each is an epoll_wait system

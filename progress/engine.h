@@ -19,6 +19,12 @@
 
 #define CDN_MAX_TRANSPORTS 4
 
+/* How long after arming (or raising its want for data) a sleeper looks
+ * again for a message whose doorbell skipped the fence: far longer than a
+ * store takes to leave a processor's store buffer (transport/shm/ring.h,
+ * "Lazy cells"). */
+#define CDN_PROGRESS_SETTLE_NS 100000L
+
 /* Thread-local variables of the hot path: the initial-exec model reads
  * them at a fixed offset from the thread pointer; the default model of a
  * shared library calls __tls_get_addr for every access (1-2% of the

@@ -90,6 +90,12 @@ void cdn_p2p_wire_hdr(const struct cdn_request *sreq, struct cdn_wire_hdr *h)
     h->cookie = (uint64_t)(uintptr_t)sreq;
 }
 
+bool cdn_p2p_send_lazy(const struct cdn_request *sreq)
+{
+    const struct cdn_p2p *p = &sreq->u.p2p;
+    return p->mode != CDN_SEND_SYNC && p->ctx == p->comm->context_id;
+}
+
 size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, size_t len)
 {
     struct cdn_p2p *p = &sreq->u.p2p;
@@ -319,6 +325,8 @@ static int recv_cancel(struct cdn_request *r)
     return MPI_SUCCESS;
 }
 
+/* urgent is true only on a communicator's internal context: a send to a
+ * user's context counts on it (cdn_p2p_send_lazy). */
 static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
                      struct cdn_comm *comm, uint32_t ctx, bool urgent, bool persistent,
                      struct cdn_request **out)

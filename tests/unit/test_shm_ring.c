@@ -240,6 +240,14 @@ START_TEST(test_bell_wants)
     produce_need(&s->bell, &p, efd, SHM_WANT_POSTED);
     ck_assert_uint_eq(rings_of(efd), 1);
     atomic_fetch_sub(shm_bell_want(&s->bell, SHM_WANT_POSTED), 1);
+    /* a lazy cell (standard data on a user's context) rings only a
+     * consumer asleep and wanting data, like a data cell */
+    produce_need(&s->bell, &p, efd, SHM_RING_LAZY);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    atomic_fetch_add(&s->bell.want[SHM_WANT_DATA], 1);
+    produce_need(&s->bell, &p, efd, SHM_RING_LAZY);
+    ck_assert_uint_eq(rings_of(efd), 1);
+    atomic_fetch_sub(&s->bell.want[SHM_WANT_DATA], 1);
     /* unread cells pile up quietly until the ring is full: the message
      * that finds no room rings */
     int quiet = 0;
@@ -247,7 +255,7 @@ START_TEST(test_bell_wants)
         ck_assert_uint_eq(rings_of(efd), 0);
         quiet++;
     }
-    ck_assert_int_eq(quiet, SHM_RING_CELLS - 10);  /* ten cells were in already */
+    ck_assert_int_eq(quiet, SHM_RING_CELLS - 12);  /* twelve cells were in already */
     ck_assert_uint_eq(rings_of(efd), 1);
     /* the consumer drains: the producer sees room again and is quiet */
     while (shm_ring_peek(&c) != NULL)

@@ -88,6 +88,14 @@ bool shm_ring_pending(const struct shm_ring *r)
 
 void shm_bell_ring(struct shm_bell *b, int eventfd, int need)
 {
+    if (need == SHM_RING_LAZY) {
+        /* no fence: plain looks (ring.h, "Lazy cells"); a consumer thread
+         * asleep in MPI and an armed sleeper: the fenced path */
+        if (atomic_load_explicit(&b->sleepers, memory_order_relaxed) == 0 ||
+            atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_relaxed) == 0)
+            return;
+        need = SHM_WANT_DATA;
+    }
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0 &&
         atomic_load_explicit(&b->polled, memory_order_seq_cst) == 0 &&

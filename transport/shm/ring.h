@@ -35,6 +35,21 @@
  * that rises while the consumer sleeps is followed by a re-check of the
  * rings for a cell it now wants (the same Dekker pairing as arming).
  *
+ * Lazy cells: the fence between committing and looking at the bell costs
+ * the producer the wait for its cell's line, a transfer between cores
+ * (the consumer polls that line): half of a sender's time in the
+ * message-rate benchmark.  So a standard eager message on a user's
+ * context (cdn_p2p_send_lazy), which only a consumer thread asleep in MPI
+ * wants at once (want DATA), looks at sleepers and want DATA without the
+ * fence; only if both are set does it take the fenced path.  The plain
+ * looks may run before the cell's store leaves the producer's store
+ * buffer, so a consumer that arms, or raises want DATA, at that moment may
+ * miss the cell in its re-check and not be rung.  The store is visible
+ * within far less than a microsecond, so such a consumer looks again
+ * CDN_PROGRESS_SETTLE_NS after arming (engine.c, armed_sleep) or after
+ * raising the want (its first sleep in MPI is that short) before it
+ * sleeps on: the cell is there then.
+ *
  * Polled: while application threads of the consumer poll in a blocking
  * call (polled > 0) nothing rings, even with a sleeper armed: the pollers
  * take every cell, and a ring would only wake the consumer's progress
@@ -73,7 +88,8 @@ struct shm_ring {
  * SHM_WANT_POSTED (an RTS, a synchronous eager message: the sender waits
  * for the receiver to act) rings a consumer that wants data or has any
  * receive posted. */
-enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_WANT_POSTED, SHM_NWANTS, SHM_WAKE_ALWAYS = -1 };
+enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_WANT_POSTED, SHM_NWANTS, SHM_WAKE_ALWAYS = -1,
+       SHM_RING_LAZY = -2 };
 
 struct shm_bell {
     _Alignas(64) atomic_int sleepers;     /* consumers armed to be woken */
@@ -94,6 +110,8 @@ static inline atomic_int *shm_bell_want(struct shm_bell *b, int w)
 /* Does a consumer with these wants want a cell of this need? */
 static inline bool shm_bell_wants(const struct shm_bell *b, int need)
 {
+    if (need == SHM_RING_LAZY)
+        need = SHM_WANT_DATA;
     if (need == SHM_WAKE_ALWAYS)
         return true;
     if (need == SHM_WANT_POSTED)
@@ -129,7 +147,8 @@ void shm_ring_release(struct shm_cons *c);
 bool shm_ring_pending(const struct shm_ring *r);
 
 /* Doorbell: after committing, wake the consumer if it sleeps and wants what
- * was written (need: a SHM_WANT_* index or SHM_WAKE_ALWAYS). */
+ * was written (need: a SHM_WANT_* index, SHM_WAKE_ALWAYS, or SHM_RING_LAZY:
+ * data only a consumer thread asleep in MPI wants, see below). */
 void shm_bell_ring(struct shm_bell *b, int eventfd, int need);
 /* Consumer: arm before re-checking the rings and sleeping; disarm after
  * (drains the eventfd). */

@@ -222,13 +222,15 @@ static void report(struct cdn_request *done_list, struct cdn_request *streamed)
 /* What a send's first cell is to a sleeping receiver (ring.h, "Wants"): a
  * standard eager message waits for the next poll unless the receiver
  * wants data at once (a thread blocks in MPI, or an urgent receive is
- * posted: ordinary receives complete when their owner next polls).  The
+ * posted: ordinary receives complete when their owner next polls); on a
+ * user's context only the former, so it rings lazily (ring.h).  The
  * sender of an RTS or a synchronous eager message waits for the
  * receiver's answer, so those ring a receiver with any receive posted. */
 static int send_need(struct cdn_transport *tp, const struct cdn_request *sreq)
 {
-    return sreq->u.p2p.mode == CDN_SEND_SYNC || sreq->u.p2p.bytes > (MPI_Count)tp->eager_limit
-               ? SHM_WANT_POSTED : SHM_WANT_DATA;
+    if (sreq->u.p2p.mode == CDN_SEND_SYNC || sreq->u.p2p.bytes > (MPI_Count)tp->eager_limit)
+        return SHM_WANT_POSTED;
+    return cdn_p2p_send_lazy(sreq) ? SHM_RING_LAZY : SHM_WANT_DATA;
 }
 
 static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
@@ -674,6 +676,12 @@ static bool shm_polled(struct cdn_transport *tp, int delta)
            any_would_ring(st, b, true);
 }
 
+static bool shm_lazy_wanted(struct cdn_transport *tp)
+{
+    struct shm_bell *b = &state_of(tp)->seg->bell;
+    return atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_relaxed) > 0;
+}
+
 static void shm_disarm(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
@@ -727,6 +735,7 @@ static const struct cdn_transport_ops shm_ops = {
     .arm = shm_arm,
     .disarm = shm_disarm,
     .want = shm_want,
+    .lazy_wanted = shm_lazy_wanted,
     .finalize = shm_finalize,
 };
 

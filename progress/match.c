@@ -6,6 +6,7 @@
 #include "progress/match.h"
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,7 +122,7 @@ static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
     struct cdn_msg *msg = malloc(sizeof *msg);
     if (msg == NULL)
         return NULL;
-    *msg = *tmpl;
+    memcpy(msg, tmpl, offsetof(struct cdn_msg, inline_data));  /* the template's is not set */
     msg->next = msg->prev = NULL;
     msg->data = NULL;
     if (payload != NULL) {

@@ -479,7 +479,17 @@ void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_h
                      const void *payload, uint64_t raddr, uint64_t wire_id)
 {
     struct cdn_match_ctx *m = cdn_match_ctx_get(h->ctx);
-    struct cdn_msg msg = {.h = *h, .peer = peer, .tp = tp, .raddr = raddr, .wire_id = wire_id};
+    /* Field by field: an initializer would also zero inline_data (a
+     * `rep stos` for every message); only a queued copy uses it. */
+    struct cdn_msg msg;
+    msg.next = msg.prev = NULL;
+    msg.h = *h;
+    msg.peer = peer;
+    msg.tp = tp;
+    msg.raddr = raddr;
+    msg.sreq = NULL;
+    msg.wire_id = wire_id;
+    msg.data = NULL;
     if (m == NULL)
         cdn_rt_abort(1, "cadence: out of memory for matching context %u", h->ctx);
     bool failed;

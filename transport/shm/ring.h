@@ -91,15 +91,15 @@ struct shm_ring {
 enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_WANT_POSTED, SHM_NWANTS, SHM_WAKE_ALWAYS = -1,
        SHM_RING_LAZY = -2 };
 
+/* Each line holds what changes together: a producer of lazy cells reads
+ * only the first line, which changes when a thread goes to sleep; polled
+ * changes at every blocking call, posted at every receive (on the first
+ * line, each moved the line away from the producer once per message). */
 struct shm_bell {
     _Alignas(64) atomic_int sleepers;     /* consumers armed to be woken */
     atomic_int want[SHM_WANT_POSTED];     /* the consumer's wants (see above) */
-    atomic_int polled;                    /* application threads polling: ring nobody */
-    /* SHM_WANT_POSTED: changes with every receive posted and matched, and
-     * only RTS and synchronous cells read it, so it has a line of its own
-     * (on the line above, every Irecv moved the line the producer reads
-     * for every cell). */
-    _Alignas(64) atomic_int posted;
+    _Alignas(64) atomic_int polled;       /* application threads polling: ring nobody */
+    _Alignas(64) atomic_int posted;       /* SHM_WANT_POSTED: receives posted */
 };
 
 /* The counter of want w. */

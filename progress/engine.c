@@ -395,12 +395,7 @@ void cdn_progress_signal(void)
         kick_fd();
 }
 
-/* Arm every transport, sleep in epoll up to timeout_ms unless work is there
- * or `still` says the reason to sleep has gone, disarm.  aside: the
- * progress thread standing aside -- what is in the rings or on the work
- * list is the pollers' to take, so only `still` and a nap matter. */
-/* Does some transport have input, or a message a sleeper may want that
- * rang lazily (transport.h, lazy_wanted)? */
+/* Does some transport have input (a lock-free look)? */
 static bool any_busy(void)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -410,6 +405,8 @@ static bool any_busy(void)
     }
     return false;
 }
+
+/* May a message that rang lazily be wanted now (transport.h, lazy_wanted)? */
 static bool lazy_wanted(void)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -435,6 +432,10 @@ static int engine_wait(long timeout_ns)
     return n;
 }
 
+/* Arm every transport, sleep in epoll up to timeout_ms unless work is there
+ * or `still` says the reason to sleep has gone, disarm.  aside: the
+ * progress thread standing aside -- what is in the rings or on the work
+ * list is the pollers' to take, so only `still` and a nap matter. */
 static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, bool aside)
 {
     int ready = 0, nap = 0;

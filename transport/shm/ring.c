@@ -7,6 +7,7 @@
 void shm_ring_init(struct shm_ring *r)
 {
     atomic_init(&r->tail, 0);
+    atomic_init(&r->posted_cells, 0);
     for (int i = 0; i < SHM_RING_CELLS; i++)
         atomic_init(&((struct shm_cell *)r->cells[i])->seq, 0);
 }
@@ -22,6 +23,7 @@ void shm_cons_open(struct shm_cons *c, struct shm_ring *r)
 {
     c->ring = r;
     c->tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    atomic_init(&c->posted_taken, atomic_load_explicit(&r->posted_cells, memory_order_relaxed));
 }
 
 static inline struct shm_cell *cell_at(struct shm_ring *r, uint64_t pos)

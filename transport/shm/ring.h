@@ -80,6 +80,12 @@ struct shm_cell {
 
 struct shm_ring {
     _Alignas(64) _Atomic uint64_t tail;   /* cells released by the consumer */
+    /* Cells of need SHM_WANT_POSTED (an RTS, a synchronous message) written
+     * so far, counted before each is committed: a consumer whose posted
+     * want rises compares it with the count it took (shm_cons) and looks
+     * through the ring only when one may wait there -- the walk reads
+     * every unread cell, up to a ring of lines the producer is writing. */
+    _Alignas(64) _Atomic uint64_t posted_cells;
     _Alignas(64) unsigned char cells[SHM_RING_CELLS][SHM_CELL_SIZE];
 };
 
@@ -128,6 +134,7 @@ struct shm_prod {
 struct shm_cons {
     struct shm_ring *ring;
     uint64_t tail;
+    _Atomic uint64_t posted_taken;  /* cells of need SHM_WANT_POSTED taken (the poller's) */
 };
 
 void shm_ring_init(struct shm_ring *r);

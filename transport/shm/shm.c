@@ -66,6 +66,8 @@ struct shm_out {
 
 #define CMA_CHUNK (1 << 20)
 
+static int cell_need(const struct shm_cell *c);
+
 static struct shm_state *state_of(struct cdn_transport *tp)
 {
     return (struct shm_state *)tp->priv;
@@ -129,6 +131,11 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
         c->len = 0;
         *done = false;
     }
+    if (c->type == C_RTS || (c->h.flags & CDN_WIRE_SYNC))  /* cell_need: SHM_WANT_POSTED */
+        atomic_store_explicit(&p->prod.ring->posted_cells,
+                              atomic_load_explicit(&p->prod.ring->posted_cells,
+                                                   memory_order_relaxed) + 1,
+                              memory_order_relaxed);  /* before the commit and the bell's fence */
     shm_ring_commit(&p->prod);
     return true;
 }
@@ -513,6 +520,10 @@ static void on_data(const struct shm_cell *c)
 
 static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
 {
+    if (cell_need(c) == SHM_WANT_POSTED)
+        atomic_store_explicit(&p->cons.posted_taken,
+                              atomic_load_explicit(&p->cons.posted_taken, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
     if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_CANCELLED ||
         c->type == C_PUSHED)
         SHM_HB_ACQUIRE(c->a);
@@ -660,7 +671,17 @@ static bool shm_want(struct cdn_transport *tp, int want, int delta)
         delta <= 0 || atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0 ||
         atomic_load_explicit(&b->polled, memory_order_seq_cst) > 0)
         return false;
-    return any_would_ring(st, b, false);
+    for (int i = 0; i < st->nlocal; i++) {
+        struct shm_cons *c = &st->peers[i].cons;
+        /* a posted want: only an RTS or a synchronous cell matters (ring.h) */
+        if (i == st->me || (want == SHM_WANT_POSTED &&
+                            atomic_load_explicit(&c->ring->posted_cells, memory_order_seq_cst) ==
+                                atomic_load_explicit(&c->posted_taken, memory_order_relaxed)))
+            continue;
+        if (shm_ring_would_ring(c->ring, b, cell_need, false))
+            return true;
+    }
+    return false;
 }
 
 /* The last poller leaving wakes the sleeper only for what would have rung

@@ -186,7 +186,7 @@ static bool produce_cell(struct shm_bell *b, struct shm_prod *p, int efd, uint16
     c->type = type;
     c->len = 0;
     shm_ring_commit(p);
-    shm_bell_ring(b, efd, need);
+    shm_bell_ring(b, efd, need != SHM_RING_LAZY && shm_ring_crowded(p) ? SHM_WAKE_ALWAYS : need);
     return true;
 }
 
@@ -248,15 +248,26 @@ START_TEST(test_bell_wants)
     produce_need(&s->bell, &p, efd, SHM_RING_LAZY);
     ck_assert_uint_eq(rings_of(efd), 1);
     atomic_fetch_sub(&s->bell.want[SHM_WANT_DATA], 1);
-    /* unread cells pile up quietly until the ring is full: the message
-     * that finds no room rings */
+    /* unread lazy cells pile up quietly until the ring is full: the
+     * message that finds no room rings */
     int quiet = 0;
-    while (produce_need(&s->bell, &p, efd, SHM_WANT_DATA)) {
+    while (produce_need(&s->bell, &p, efd, SHM_RING_LAZY)) {
         ck_assert_uint_eq(rings_of(efd), 0);
         quiet++;
     }
     ck_assert_int_eq(quiet, SHM_RING_CELLS - 12);  /* twelve cells were in already */
     ck_assert_uint_eq(rings_of(efd), 1);
+    /* other cells ring from half full on */
+    for (int k = 0; k < SHM_RING_CELLS / 2 + 2; k++) {
+        ck_assert_ptr_nonnull(shm_ring_peek(&c));
+        shm_ring_release(&c);
+    }
+    ck_assert(produce_need(&s->bell, &p, efd, SHM_WANT_DONE));
+    ck_assert_uint_eq(rings_of(efd), 0);  /* 31 unread; then 32: half full */
+    ck_assert(produce_need(&s->bell, &p, efd, SHM_WANT_DONE));
+    ck_assert_uint_eq(rings_of(efd), 1);
+    ck_assert(produce_need(&s->bell, &p, efd, SHM_RING_LAZY));
+    ck_assert_uint_eq(rings_of(efd), 0);
     /* the consumer drains: the producer sees room again and is quiet */
     while (shm_ring_peek(&c) != NULL)
         shm_ring_release(&c);
@@ -321,10 +332,11 @@ START_TEST(test_bell_polled)
     atomic_fetch_add(&s->bell.want[SHM_WANT_DATA], 1);
     ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need, true));
     atomic_fetch_sub(&s->bell.want[SHM_WANT_DATA], 1);
-    /* a full ring wants draining whatever it holds (its producer may have
-     * queued a message), but a want rising finds nothing it wants there */
+    /* a half-full ring wants draining whatever it holds (its producer may
+     * have rung, or queued a message), but a want rising finds nothing it
+     * wants there */
     ck_assert(!shm_bell_quiet(&s->bell, 1));
-    for (int k = 2; k < SHM_RING_CELLS; k++)
+    for (int k = 2; k < SHM_RING_CELLS / 2; k++)
         produce_type(&s->bell, &p, efd, 1);
     ck_assert_uint_eq(rings_of(efd), 0);
     ck_assert(shm_bell_quiet(&s->bell, -1));

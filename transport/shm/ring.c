@@ -88,6 +88,14 @@ bool shm_ring_pending(const struct shm_ring *r)
     return atomic_load_explicit(&cell->seq, memory_order_seq_cst) == (uint32_t)(tail + 1);
 }
 
+bool shm_ring_crowded(struct shm_prod *p)
+{
+    if (p->head - p->tail_seen < SHM_RING_CELLS / 2)
+        return false;
+    p->tail_seen = atomic_load_explicit(&p->ring->tail, memory_order_acquire);
+    return p->head - p->tail_seen >= SHM_RING_CELLS / 2;
+}
+
 void shm_bell_ring(struct shm_bell *b, int eventfd, int need)
 {
     if (need == SHM_RING_LAZY) {
@@ -141,6 +149,8 @@ bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
         struct shm_cell *c = (struct shm_cell *)r->cells[pos % SHM_RING_CELLS];
         if (atomic_load_explicit(&c->seq, memory_order_seq_cst) != (uint32_t)(pos + 1))
             return false;
+        if (full && pos - tail + 1 >= SHM_RING_CELLS / 2)
+            return true;  /* crowded: its producer rang, or was kept from it */
         int need = need_of(c);
         /* a cell taken and refilled meanwhile has a later sequence number */
         if (atomic_load_explicit(&c->seq, memory_order_acquire) != (uint32_t)(pos + 1))

@@ -30,8 +30,13 @@
  * once, or a FIN nobody waits on, stays in the ring until the next poll.
  * An RTS or a synchronous message rings a consumer with any receive
  * posted.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
- * data) always ring, and so does a producer that finds the ring full (it
- * queues what it could not write: the consumer drains the ring).  A want
+ * data) always ring, and so does any cell but a lazy one (below) written
+ * into a half-full ring, and a producer that finds the ring full (it
+ * queues what it could not write): an idle consumer drains the ring
+ * before it fills.  A lazy cell does not ring for a crowded ring: the
+ * windows of 64 messages of a message-rate benchmark filled it half-way
+ * before the receiver's MPI_Waitall and woke its progress thread once per
+ * window; a full ring still rings.  A want
  * that rises while the consumer sleeps is followed by a re-check of the
  * rings for a cell it now wants (the same Dekker pairing as arming).
  *
@@ -157,6 +162,11 @@ bool shm_ring_pending(const struct shm_ring *r);
  * was written (need: a SHM_WANT_* index, SHM_WAKE_ALWAYS, or SHM_RING_LAZY:
  * data only a consumer thread asleep in MPI wants, see below). */
 void shm_bell_ring(struct shm_bell *b, int eventfd, int need);
+/* The producer's view of how full its ring is: half full or more, a cell
+ * other than a lazy one rings regardless of wants, so an idle consumer
+ * drains the ring before it fills (a producer that finds it full queues,
+ * and rings then whatever the cell). */
+bool shm_ring_crowded(struct shm_prod *p);
 /* Consumer: arm before re-checking the rings and sleeping; disarm after
  * (drains the eventfd). */
 void shm_bell_arm(struct shm_bell *b);
@@ -167,9 +177,9 @@ void shm_bell_disarm(struct shm_bell *b, int eventfd);
 bool shm_bell_quiet(struct shm_bell *b, int delta);
 /* Consumer, any thread: would a producer have rung b for the cells now
  * unread in r (need_of: a cell's need, as the producer gives it), had
- * nobody polled?  With full, a full ring counts too (its producer rings
- * whatever it could not write).  Cells taken meanwhile by another thread
- * count as not there. */
+ * nobody polled?  With full, a half-full ring counts too (its producer
+ * rang for a crowded ring, or queued and rang).  Cells taken meanwhile by
+ * another thread count as not there. */
 bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
                          int (*need_of)(const struct shm_cell *c), bool full);
 

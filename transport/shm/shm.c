@@ -226,6 +226,14 @@ static void report(struct cdn_request *done_list, struct cdn_request *streamed)
     }
 }
 
+/* The need to ring p's doorbell with after writing a cell that needs
+ * need: anything but a lazy cell once the ring is half full (ring.h,
+ * "Wants").  Called with p->lock held (the producer end is under it). */
+static int ring_need(struct shm_peer *p, int need)
+{
+    return need != SHM_RING_LAZY && shm_ring_crowded(&p->prod) ? SHM_WAKE_ALWAYS : need;
+}
+
 /* What a send's first cell is to a sleeping receiver (ring.h, "Wants"): a
  * standard eager message waits for the next poll unless the receiver
  * wants data at once (a thread blocks in MPI, or an urgent receive is
@@ -262,9 +270,10 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
         if (queue(st, p, o))
             cdn_progress_kick();
     }
+    int need = sent ? ring_need(p, send_need(tp, sreq)) : SHM_WAKE_ALWAYS;
     pthread_mutex_unlock(&p->lock);
     /* A full ring rings whatever the message: the receiver drains it. */
-    shm_bell_ring(&p->seg->bell, p->efd, sent ? send_need(tp, sreq) : SHM_WAKE_ALWAYS);
+    shm_bell_ring(&p->seg->bell, p->efd, need);
     if (done)
         cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
     return MPI_SUCCESS;
@@ -285,6 +294,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
 {
     pthread_mutex_lock(&p->lock);
     bool sent = p->outq == NULL && emit_ctrl(p, m);
+    int need = sent ? ring_need(p, ctrl_need(m->type)) : SHM_WAKE_ALWAYS;
     if (!sent) {
         struct shm_out *o = calloc(1, sizeof *o);
         if (o == NULL)
@@ -294,7 +304,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
         queue(st, p, o);
     }
     pthread_mutex_unlock(&p->lock);
-    shm_bell_ring(&p->seg->bell, p->efd, sent ? ctrl_need(m->type) : SHM_WAKE_ALWAYS);
+    shm_bell_ring(&p->seg->bell, p->efd, need);
 }
 
 static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,

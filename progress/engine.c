@@ -35,7 +35,6 @@
 #include "transport/transport.h"
 
 struct cdn_engine cdn_engine = {
-    .poll_lock = PTHREAD_MUTEX_INITIALIZER,
     .work_lock = PTHREAD_MUTEX_INITIALIZER,
     .timer_lock = PTHREAD_MUTEX_INITIALIZER,
     .epfd = -1,
@@ -368,14 +367,17 @@ int cdn_progress_poll(void)
         struct cdn_transport *tp = cdn_engine.transports[i];
         busy = tp->ops->busy == NULL || tp->ops->busy(tp);
     }
-    if (!busy || pthread_mutex_trylock(&cdn_engine.poll_lock) != 0)
+    if (!busy || atomic_load_explicit(&cdn_engine.poll_lock, memory_order_relaxed) ||
+        atomic_exchange_explicit(&cdn_engine.poll_lock, true, memory_order_acquire))
         return ran;
     int n = ran;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         n += tp->ops->poll(tp);
     }
-    pthread_mutex_unlock(&cdn_engine.poll_lock);
+    /* a plain store: a mutex's unlock is a locked instruction, which waits
+     * for the store buffer (the release of the ring cells just read) */
+    atomic_store_explicit(&cdn_engine.poll_lock, false, memory_order_release);
     return n;
 }
 

@@ -59,7 +59,8 @@ struct cdn_work {
 struct cdn_engine {
     atomic_uint gen;              /* completion generation: a futex word */
     atomic_int sleepers;          /* threads in futex wait on gen */
-    pthread_mutex_t poll_lock;    /* one poller of the transports at a time */
+    atomic_bool poll_lock;        /* one poller of the transports at a time: only ever
+                                   * tried (an exchange), released by a plain store */
     int ntransports;
     struct cdn_transport *transports[CDN_MAX_TRANSPORTS];
     int epfd;                     /* every transport fd plus wake_fd */

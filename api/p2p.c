@@ -106,11 +106,14 @@ static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatyp
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_request *r;
-    if (request == NULL)
-        cdn_progress_blocking_begin();
+    /* A blocking send is not a poller while it starts (unlike a receive,
+     * cdn_progress_blocking_begin): nothing it starts asks for a wake-up,
+     * and an eager one is complete before it would wait -- entering and
+     * leaving cost four read-modify-writes, one on the doorbell the peer
+     * reads, and a look at every ring. */
     rc = cdn_p2p_send(buf, count, a.dt, dest, tag, a.comm, mode, persistent, &r);
     if (rc != MPI_SUCCESS)
-        return blocking_failed(rc);
+        return rc;
     if (request == NULL)
         return finish_blocking(r, MPI_STATUS_IGNORE);
     *request = cdn_request_publish(r);

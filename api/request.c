@@ -21,7 +21,7 @@
 #include "runtime/comm.h"
 
 /* The communicator whose handler sees this thread's current error. */
-static _Thread_local MPI_Comm err_comm = MPI_COMM_NULL;
+static CDN_TLS MPI_Comm err_comm = MPI_COMM_NULL;
 
 void cdn_api_request_error(const struct cdn_request *r)
 {
@@ -112,7 +112,7 @@ static int args_array(int count, const void *reqs, const char *caller)
 }
 
 /* Scratch for array calls: on the stack for small arrays. */
-#define SMALL 32
+#define SMALL 64  /* OSU's window */
 struct scratch {
     struct cdn_request *rs_small[SMALL];
     enum lookup what_small[SMALL];
@@ -434,6 +434,24 @@ static int report_all(int count, MPI_Request reqs[], struct scratch *s, MPI_Stat
                   : MPI_SUCCESS;
 }
 
+/* MPI_Waitall's condition: every active request done.  One wait for the
+ * whole array (not one per request): a blocking call enters and leaves
+ * the engine's pollers once (cdn_progress_app_enter), which the doorbell
+ * of every peer looks at. */
+struct all_args {
+    int count, next;  /* requests before next are done */
+    struct scratch *s;
+};
+
+static bool all_done(void *arg)
+{
+    struct all_args *a = arg;
+    for (; a->next < a->count; a->next++)
+        if (a->s->what[a->next] == L_ACTIVE && !done(a->s->rs[a->next]))
+            return false;
+    return true;
+}
+
 int cdn_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     int rc = args_array(count, array_of_requests, "MPI_Waitall");
@@ -444,9 +462,8 @@ int cdn_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array
         return rc;
     rc = lookup_array(count, array_of_requests, "MPI_Waitall", s.rs, s.what);
     if (rc == MPI_SUCCESS) {
-        for (int i = 0; i < count; i++)
-            if (s.what[i] == L_ACTIVE)
-                cdn_request_wait(s.rs[i]);
+        struct all_args a = {.count = count, .s = &s};
+        cdn_progress_wait_until(all_done, &a);
         rc = report_all(count, array_of_requests, &s, array_of_statuses, true);
     }
     scratch_put(&s);

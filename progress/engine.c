@@ -35,7 +35,6 @@
 #include "transport/transport.h"
 
 struct cdn_engine cdn_engine = {
-    .poll_lock = PTHREAD_MUTEX_INITIALIZER,
     .work_lock = PTHREAD_MUTEX_INITIALIZER,
     .timer_lock = PTHREAD_MUTEX_INITIALIZER,
     .epfd = -1,
@@ -44,11 +43,11 @@ struct cdn_engine cdn_engine = {
     .background_min = 32768,
 };
 
-_Thread_local bool cdn_progress_in_thread;
-_Thread_local bool cdn_progress_blocking;
+CDN_TLS bool cdn_progress_in_thread;
+CDN_TLS bool cdn_progress_blocking;
 /* A wake-up of the progress thread left out inside a blocking call's start
  * (wake_soon), to be settled by cdn_progress_wait_until. */
-static _Thread_local bool wake_owed;
+static CDN_TLS bool wake_owed;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 static int timer_tag;          /* epoll data of the timer_fd */
@@ -368,24 +367,71 @@ int cdn_progress_poll(void)
         struct cdn_transport *tp = cdn_engine.transports[i];
         busy = tp->ops->busy == NULL || tp->ops->busy(tp);
     }
-    if (!busy || pthread_mutex_trylock(&cdn_engine.poll_lock) != 0)
+    if (!busy || atomic_load_explicit(&cdn_engine.poll_lock, memory_order_relaxed) ||
+        atomic_exchange_explicit(&cdn_engine.poll_lock, true, memory_order_acquire))
         return ran;
     int n = ran;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         n += tp->ops->poll(tp);
     }
-    pthread_mutex_unlock(&cdn_engine.poll_lock);
+    /* a plain store: a mutex's unlock is a locked instruction, which waits
+     * for the store buffer (the release of the ring cells just read) */
+    atomic_store_explicit(&cdn_engine.poll_lock, false, memory_order_release);
     return n;
 }
 
 void cdn_progress_signal(void)
 {
+    /* The caller completed with a seq_cst read-modify-write: the fence
+     * before these looks, paired with a sleeper's registration and its
+     * look at its condition (block, below). */
+    bool futex = atomic_load_explicit(&cdn_engine.sleepers, memory_order_seq_cst) > 0;
+    bool ep = atomic_load_explicit(&epoll_app, memory_order_seq_cst);
+    if (!futex && !ep)
+        return;
     atomic_fetch_add_explicit(&cdn_engine.gen, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&cdn_engine.sleepers, memory_order_seq_cst) > 0)
+    if (futex)
         futex_wake_all(&cdn_engine.gen);
-    if (atomic_load_explicit(&epoll_app, memory_order_seq_cst))
+    if (ep)
         kick_fd();
+}
+
+/* Does some transport have input (a lock-free look)? */
+static bool any_busy(void)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->busy == NULL || tp->ops->busy(tp))
+            return true;
+    }
+    return false;
+}
+
+/* May a message that rang lazily be wanted now (transport.h, lazy_wanted)? */
+static bool lazy_wanted(void)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->lazy_wanted != NULL && tp->ops->lazy_wanted(tp))
+            return true;
+    }
+    return false;
+}
+
+/* epoll_wait on the engine's set; drains the engine's own fds. */
+static int engine_wait(long timeout_ns)
+{
+    struct epoll_event ev[8];
+    int n = timeout_ns < 0 ? epoll_wait(cdn_engine.epfd, ev, 8, -1)
+                           : epoll_wait_ns(cdn_engine.epfd, ev, 8, timeout_ns);
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.ptr == NULL)
+            drain_fd(cdn_engine.wake_fd);
+        else if (ev[i].data.ptr == &timer_tag)
+            drain_timer();
+    }
+    return n;
 }
 
 /* Arm every transport, sleep in epoll up to timeout_ms unless work is there
@@ -406,14 +452,16 @@ static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, b
     if ((aside || !ready) && (still == NULL || still(arg))) {
         if (nap || atomic_load(&cdn_engine.pending_work) > 0)
             timeout_ms = 1;
-        struct epoll_event ev[8];
-        int n = epoll_wait(cdn_engine.epfd, ev, 8, timeout_ms);
-        for (int i = 0; i < n; i++) {
-            if (ev[i].data.ptr == NULL)
-                drain_fd(cdn_engine.wake_fd);
-            else if (ev[i].data.ptr == &timer_tag)
-                drain_timer();
-        }
+        long timeout_ns = timeout_ms < 0 ? -1 : timeout_ms * 1000000L;
+        /* A message rung lazily while we armed may have been missed by the
+         * re-check above (ring.h, "Lazy cells"); when one may be wanted,
+         * look again once its store is surely visible, still armed. */
+        bool settle = (timeout_ns < 0 || timeout_ns > CDN_PROGRESS_SETTLE_NS) && lazy_wanted();
+        if (!settle)
+            engine_wait(timeout_ns);
+        else if (engine_wait(CDN_PROGRESS_SETTLE_NS) == 0 &&
+                 (aside ? still == NULL || still(arg) : !any_busy()))
+            engine_wait(timeout_ns < 0 ? -1 : timeout_ns - CDN_PROGRESS_SETTLE_NS);
     }
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
@@ -441,7 +489,12 @@ static void want_all(int delta)
     cdn_progress_want(CDN_WANT_DONE, delta);
 }
 
-void cdn_progress_block(unsigned gen)
+/* Completions bump the generation only while someone sleeps on it or in
+ * epoll (cdn_progress_signal): a sleeper registers (sleepers, epoll_app:
+ * seq_cst read-modify-writes), then reads the generation and looks at its
+ * condition once more -- either the completer sees it registered, or it
+ * sees the completion. */
+static void block(bool (*cond)(void *arg), void *arg, bool first)
 {
     cdn_progress_app_leave();  /* asleep: the progress thread takes over */
     want_all(1);
@@ -449,17 +502,26 @@ void cdn_progress_block(unsigned gen)
     bool expected = false;
     if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
-        cdn_progress_epoll_sleep(100, gen_unchanged, gen);
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst);
+        if (!cond(arg))
+            cdn_progress_epoll_sleep(100, gen_unchanged, gen);
         atomic_store(&epoll_app, false);
         want_all(-1);
         cdn_progress_app_enter();
         return;
     }
     atomic_fetch_add_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
+    unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst);
     /* With a progress thread (or nothing to watch) only completions matter;
-     * otherwise nap briefly in case the epoll sleeper leaves. */
+     * otherwise nap briefly in case the epoll sleeper leaves.  The first
+     * sleep of a wait is short: a message rung lazily as we raised our
+     * want may have been missed by the re-check (ring.h, "Lazy cells"),
+     * and the poll after it takes the message. */
     long timeout = (cdn_engine.thread_on || cdn_engine.ntransports == 0) ? 50000000L : 1000000L;
-    futex_wait(&cdn_engine.gen, gen, timeout);
+    if (first && timeout > CDN_PROGRESS_SETTLE_NS)
+        timeout = CDN_PROGRESS_SETTLE_NS;
+    if (!cond(arg))
+        futex_wait(&cdn_engine.gen, gen, timeout);
     atomic_fetch_sub_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
     want_all(-1);
     cdn_progress_app_enter();
@@ -555,8 +617,8 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
     wake_owed = false;  /* this thread polls now; cdn_progress_quiet settles the rest */
     cancel_start_timer();
     int idle = 0;
+    bool slept = false;  /* since the last event found */
     for (;;) {
-        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_acquire);
         if (cond(arg))
             break;
         /* The progress thread is at work on the one processing unit we
@@ -568,13 +630,16 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
         }
         if (cdn_progress_poll() > 0) {
             idle = 0;
+            slept = false;
             continue;
         }
         if (++idle < cdn_engine.spin_polls) {
             CDN_CPU_RELAX();
             continue;
         }
-        cdn_progress_block(gen);
+        unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_relaxed);
+        block(cond, arg, !slept);
+        slept = true;
         /* Woken by a timeout with nothing completed: look once and sleep
          * again.  Spinning anew after every timeout cost an idle waiter
          * 2000 polls per 50 ms -- on TCP each is an epoll_wait system

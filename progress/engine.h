@@ -19,6 +19,19 @@
 
 #define CDN_MAX_TRANSPORTS 4
 
+/* How long after arming (or raising its want for data) a sleeper looks
+ * again for a message whose doorbell skipped the fence: far longer than a
+ * store takes to leave a processor's store buffer (transport/shm/ring.h,
+ * "Lazy cells"). */
+#define CDN_PROGRESS_SETTLE_NS 100000L
+
+/* Thread-local variables of the hot path: the initial-exec model reads
+ * them at a fixed offset from the thread pointer; the default model of a
+ * shared library calls __tls_get_addr for every access (1-2% of the
+ * message-rate benchmark).  A few bytes of static TLS, which glibc keeps
+ * a reserve of even for a library loaded by dlopen. */
+#define CDN_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
 #if defined(__x86_64__) || defined(__i386__)
 #define CDN_CPU_RELAX() __builtin_ia32_pause()
 #else
@@ -28,11 +41,13 @@
 struct cdn_transport;
 
 /* What a sleeping thread must be woken for, besides requests to act: a
- * message (some receive is posted, or a thread blocks in MPI), a send's
- * completion (a thread blocks in MPI, or a schedule has steps after a
- * send).  Transports may let other arrivals wait for the next poll
- * (transport/shm/ring.h, "Wants"). */
-enum cdn_want { CDN_WANT_DATA, CDN_WANT_DONE };
+ * message (CDN_WANT_DATA: an urgent receive is posted, or a thread blocks
+ * in MPI), a send's completion (CDN_WANT_DONE: a thread blocks in MPI, or
+ * a schedule has steps after a send), a message whose sender waits for
+ * this process to act (an RTS, a synchronous send: CDN_WANT_POSTED, some
+ * receive is posted, or CDN_WANT_DATA).  Transports may let other
+ * arrivals wait for the next poll (transport/shm/ring.h, "Wants"). */
+enum cdn_want { CDN_WANT_DATA, CDN_WANT_DONE, CDN_WANT_POSTED };
 
 /* Work handed to whichever thread polls next: the progress thread, or an
  * application thread waiting in MPI (cdn_progress_defer). */
@@ -44,7 +59,8 @@ struct cdn_work {
 struct cdn_engine {
     atomic_uint gen;              /* completion generation: a futex word */
     atomic_int sleepers;          /* threads in futex wait on gen */
-    pthread_mutex_t poll_lock;    /* one poller of the transports at a time */
+    atomic_bool poll_lock;        /* one poller of the transports at a time: only ever
+                                   * tried (an exchange), released by a plain store */
     int ntransports;
     struct cdn_transport *transports[CDN_MAX_TRANSPORTS];
     int epfd;                     /* every transport fd plus wake_fd */
@@ -79,7 +95,7 @@ struct cdn_engine {
 
 extern struct cdn_engine cdn_engine;
 /* True in the background progress thread. */
-extern _Thread_local bool cdn_progress_in_thread;
+extern CDN_TLS bool cdn_progress_in_thread;
 
 /* Bring the engine and transports up (before the PMIx fence), connect them
  * (after it), take them down (before the last fence). */
@@ -89,11 +105,11 @@ void cdn_progress_finalize(void);
 
 /* Poll every transport once; returns how many events were processed. */
 int cdn_progress_poll(void);
-/* Something completed: wake threads sleeping on the generation. */
+/* Something completed: wake threads sleeping on the generation.  Called
+ * right after the seq_cst read-modify-write that made the completion
+ * visible (cdn_request_event): the generation moves only while a thread
+ * sleeps. */
 void cdn_progress_signal(void);
-/* Sleep until the generation moves past gen (or something arrives).  Called
- * by application threads between cdn_progress_app_enter and _leave. */
-void cdn_progress_block(unsigned gen);
 /* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
  * no limit) unless work is there or still(arg) turns false; then disarm. */
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
@@ -147,7 +163,7 @@ void cdn_progress_stand_aside(void);
  * operation is already done, leaves and wakes the thread after all).  A
  * caller that fails before waiting calls cdn_progress_blocking_end.  Only
  * with quiet doorbells; otherwise nothing. */
-extern _Thread_local bool cdn_progress_blocking;
+extern CDN_TLS bool cdn_progress_blocking;
 void cdn_progress_blocking_begin(void);
 void cdn_progress_blocking_end(void);
 

@@ -6,6 +6,7 @@
 #include "progress/match.h"
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,12 @@ static void unexp_remove(struct cdn_match_ctx *m, struct cdn_msg *msg)
     msg->next = msg->prev = NULL;
 }
 
+/* What a posted receive asks of peers' doorbells (request.h, urgent). */
+static inline enum cdn_want posted_want(const struct cdn_request *r)
+{
+    return r->u.p2p.urgent ? CDN_WANT_DATA : CDN_WANT_POSTED;
+}
+
 static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
 {
     if (r->prev)
@@ -83,8 +90,7 @@ static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
     else
         m->posted_tail = r->prev;
     r->next = r->prev = NULL;
-    if (r->u.p2p.urgent)
-        cdn_progress_want(CDN_WANT_DATA, -1);
+    cdn_progress_want(posted_want(r), -1);
 }
 
 struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq)
@@ -98,8 +104,7 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
             return msg;
         }
     }
-    if (rreq->u.p2p.urgent)
-        cdn_progress_want(CDN_WANT_DATA, 1);  /* before the message can skip the doorbell */
+    cdn_progress_want(posted_want(rreq), 1);  /* before the message can skip the doorbell */
     rreq->next = NULL;
     rreq->prev = m->posted_tail;
     if (m->posted_tail)
@@ -117,7 +122,7 @@ static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
     struct cdn_msg *msg = malloc(sizeof *msg);
     if (msg == NULL)
         return NULL;
-    *msg = *tmpl;
+    memcpy(msg, tmpl, offsetof(struct cdn_msg, inline_data));  /* the template's is not set */
     msg->next = msg->prev = NULL;
     msg->data = NULL;
     if (payload != NULL) {

@@ -90,6 +90,12 @@ void cdn_p2p_wire_hdr(const struct cdn_request *sreq, struct cdn_wire_hdr *h)
     h->cookie = (uint64_t)(uintptr_t)sreq;
 }
 
+bool cdn_p2p_send_lazy(const struct cdn_request *sreq)
+{
+    const struct cdn_p2p *p = &sreq->u.p2p;
+    return p->mode != CDN_SEND_SYNC && p->ctx == p->comm->context_id;
+}
+
 size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, size_t len)
 {
     struct cdn_p2p *p = &sreq->u.p2p;
@@ -319,17 +325,19 @@ static int recv_cancel(struct cdn_request *r)
     return MPI_SUCCESS;
 }
 
+/* urgent is true only on a communicator's internal context: a send to a
+ * user's context counts on it (cdn_p2p_send_lazy). */
 static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
-                     struct cdn_comm *comm, uint32_t ctx, bool persistent,
+                     struct cdn_comm *comm, uint32_t ctx, bool urgent, bool persistent,
                      struct cdn_request **out)
 {
     struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, comm);
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "receive: out of memory for a request");
     p2p_init(r, buf, count, dt, source, tag, comm, ctx);
-    /* Every receive asks peers to ring while it is posted.  The flag must
-     * not change while the receive is posted (the want would not balance). */
-    r->u.p2p.urgent = true;
+    /* The flag must not change while the receive is posted (the want would
+     * not balance). */
+    r->u.p2p.urgent = urgent;
     r->persistent = persistent;
     *out = r;
     return persistent ? MPI_SUCCESS : recv_start(r);
@@ -338,14 +346,20 @@ static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int so
 int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
                  struct cdn_comm *comm, bool persistent, struct cdn_request **out)
 {
-    return recv_make(buf, count, dt, source, tag, comm, comm->context_id, persistent, out);
+    /* A user's receive is not urgent: an eager message for it is taken
+     * when the user next polls (MPI_Wait, MPI_Test), or by a thread asleep
+     * in MPI, which wants every message (engine.c, block).  An RTS or a
+     * synchronous message still rings (CDN_WANT_POSTED): its sender waits
+     * for this process to act -- strong progress. */
+    return recv_make(buf, count, dt, source, tag, comm, comm->context_id, false, persistent, out);
 }
 
 int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out)
 {
-    return recv_make(buf, count, dt, source, tag, comm, CDN_COMM_CTX_COLL(comm), persistent, out);
+    return recv_make(buf, count, dt, source, tag, comm, CDN_COMM_CTX_COLL(comm), true, persistent,
+                     out);
 }
 
 void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)
@@ -465,7 +479,17 @@ void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_h
                      const void *payload, uint64_t raddr, uint64_t wire_id)
 {
     struct cdn_match_ctx *m = cdn_match_ctx_get(h->ctx);
-    struct cdn_msg msg = {.h = *h, .peer = peer, .tp = tp, .raddr = raddr, .wire_id = wire_id};
+    /* Field by field: an initializer would also zero inline_data (a
+     * `rep stos` for every message); only a queued copy uses it. */
+    struct cdn_msg msg;
+    msg.next = msg.prev = NULL;
+    msg.h = *h;
+    msg.peer = peer;
+    msg.tp = tp;
+    msg.raddr = raddr;
+    msg.sreq = NULL;
+    msg.wire_id = wire_id;
+    msg.data = NULL;
     if (m == NULL)
         cdn_rt_abort(1, "cadence: out of memory for matching context %u", h->ctx);
     bool failed;

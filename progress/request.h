@@ -89,7 +89,12 @@ struct cdn_p2p {
     atomic_int cancel_state;  /* send cancel handshake (enum in p2p.c) */
     atomic_int parts;         /* rendezvous: pieces the transport still moves */
     bool urgent;              /* receive: its arrival must be acted on at once, so while it
-                               * is posted it raises CDN_WANT_DATA (peers ring for it) */
+                               * is posted it raises CDN_WANT_DATA (peers ring for any
+                               * message), else CDN_WANT_POSTED (they ring only for an RTS
+                               * or a synchronous message).  Must not change while posted.
+                               * Only receives on a communicator's internal context may be
+                               * urgent: senders to a user's context count on it
+                               * (cdn_p2p_send_lazy). */
 };
 
 /* Composite: a send and a receive completed together. */

@@ -70,6 +70,11 @@ struct cdn_transport_ops {
      * armed and input is already there (the caller wakes the sleeper).
      * NULL: the transport wakes its sleeper for everything. */
     bool (*want)(struct cdn_transport *tp, int want, int delta);
+    /* Optional: may a message whose doorbell skipped the fence (a lazy
+     * one, cdn_p2p_send_lazy) be wanted now, i.e. does a thread of this
+     * process sleep in MPI?  Then a sleeper looks at the transport again
+     * CDN_PROGRESS_SETTLE_NS after it armed, before sleeping on. */
+    bool (*lazy_wanted)(struct cdn_transport *tp);
     /* Optional: an application thread starts (+1) or stops (-1) polling in
      * a blocking call.  While one does, peers do not ring this process's
      * doorbell (the poller takes what arrives).  Returns true when the last
@@ -112,6 +117,12 @@ bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, ui
 void cdn_p2p_send_cancelled(struct cdn_request *sreq);
 /* Fill the header of a send request's message. */
 void cdn_p2p_wire_hdr(const struct cdn_request *sreq, struct cdn_wire_hdr *h);
+/* Does only a thread blocked in MPI want this send's message at once?  A
+ * standard-mode message on a user's context: receives there are never
+ * urgent (progress/request.h), so nobody acts on it before the receiver's
+ * next poll unless a thread of the receiver sleeps in MPI.  Its doorbell
+ * may skip the fence (transport/shm/ring.h, "Lazy cells"). */
+bool cdn_p2p_send_lazy(const struct cdn_request *sreq);
 /* Pack a piece of a send's message into dst; returns the bytes packed. */
 size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, size_t len);
 /* The send's message as contiguous bytes (packed into a staging copy when

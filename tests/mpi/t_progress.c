@@ -32,6 +32,11 @@
  * a scheduler slice when other processes run (docs/performance.md); the
  * thread used to be woken at least once per blocking call.
  *
+ * The same for windows of 64 nonblocking 8-byte messages (MPI_Isend /
+ * MPI_Irecv + MPI_Waitall): eager messages for ordinary receives wait for
+ * the receiver's next poll instead of ringing (about one switch per window
+ * before).
+ *
  * idle: rank 1 blocks in MPI_Recv for 5 s while rank 0 sleeps; each
  * process must use under 1% of a core meanwhile (getrusage, all threads).
  */
@@ -340,6 +345,50 @@ static long progress_thread_switches(void)
     return total;
 }
 
+/* Windows of 64 nonblocking 8-byte messages (MPI_Isend / MPI_Irecv, then
+ * MPI_Waitall, then a blocking 1-byte answer): the receives complete in
+ * the receiver's MPI_Waitall, and no eager message rings the progress
+ * thread for them (it used to be woken about once per window, by the
+ * posted receives' want for data and by a half-full ring). */
+static void quiet_windows(int rank)
+{
+    enum { W = 64, WINDOWS = 1000, WARM = 50 };
+    long sbuf[W], rbuf[W];
+    MPI_Request rq[W];
+    long before = 0, slept_before = 0;
+    int good = 1;
+    for (int i = 0; i < WARM + WINDOWS; i++) {
+        if (i == WARM) {
+            before = progress_thread_switches();
+            slept_before = task_switches("/proc/thread-self/status", false);
+        }
+        for (int k = 0; k < W; k++) {
+            if (rank == 0) {
+                sbuf[k] = (long)i * W + k;
+                MPI_Isend(&sbuf[k], 1, MPI_LONG, 1, 7, MPI_COMM_WORLD, &rq[k]);
+            } else {
+                rbuf[k] = -1;
+                MPI_Irecv(&rbuf[k], 1, MPI_LONG, 0, 7, MPI_COMM_WORLD, &rq[k]);
+            }
+        }
+        MPI_Waitall(W, rq, MPI_STATUSES_IGNORE);
+        char ack = 0;
+        if (rank == 1) {
+            for (int k = 0; k < W; k++)
+                good &= rbuf[k] == (long)i * W + k;
+            MPI_Send(&ack, 1, MPI_CHAR, 0, 8, MPI_COMM_WORLD);
+        } else {
+            MPI_Recv(&ack, 1, MPI_CHAR, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    long after = progress_thread_switches();
+    long slept = task_switches("/proc/thread-self/status", false) - slept_before;
+    CHECK(good, "windows of %d Isend/Irecv: data arrived intact and in order", W);
+    CHECK(after - before < WINDOWS / 50 + 2 * slept, "windows of %d 8-byte Isend/Irecv: the "
+          "progress thread switched %ld times in %d windows while the waiter slept %ld times "
+          "(needs < %d + 2 per sleep)", W, after - before, WINDOWS, slept, WINDOWS / 50);
+}
+
 static void quiet(int rank)
 {
     static const int sizes[] = {16 << 10, 64 << 10};
@@ -387,6 +436,7 @@ static void quiet(int rank)
               trips / 50);
     }
     free(buf);
+    quiet_windows(rank);
 }
 
 int main(int argc, char **argv)

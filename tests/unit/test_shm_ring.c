@@ -174,20 +174,25 @@ static uint64_t rings_of(int efd)
 }
 
 /* Commit one cell of the given type and ring with the given need, as
- * shm.c does. */
-static void produce_cell(struct shm_bell *b, struct shm_prod *p, int efd, uint16_t type, int need)
+ * shm.c does; a full ring rings whatever the need (shm.c queues the
+ * message).  Returns whether the cell was written. */
+static bool produce_cell(struct shm_bell *b, struct shm_prod *p, int efd, uint16_t type, int need)
 {
     struct shm_cell *c = shm_ring_reserve(p);
-    ck_assert_ptr_nonnull(c);
+    if (c == NULL) {
+        shm_bell_ring(b, efd, SHM_WAKE_ALWAYS);
+        return false;
+    }
     c->type = type;
     c->len = 0;
     shm_ring_commit(p);
-    shm_bell_ring(b, efd, shm_ring_crowded(p) ? SHM_WAKE_ALWAYS : need);
+    shm_bell_ring(b, efd, need != SHM_RING_LAZY && shm_ring_crowded(p) ? SHM_WAKE_ALWAYS : need);
+    return true;
 }
 
-static void produce_need(struct shm_bell *b, struct shm_prod *p, int efd, int need)
+static bool produce_need(struct shm_bell *b, struct shm_prod *p, int efd, int need)
 {
-    produce_cell(b, p, efd, 7, need);
+    return produce_cell(b, p, efd, 7, need);
 }
 
 /* A ring and bell in shared memory, both ends opened, and an eventfd. */
@@ -222,18 +227,47 @@ START_TEST(test_bell_wants)
     ck_assert_uint_eq(rings_of(efd), 1);
     produce_need(&s->bell, &p, efd, SHM_WANT_DONE);
     ck_assert_uint_eq(rings_of(efd), 0);
+    /* an RTS or synchronous message (need POSTED) rings when any receive
+     * is posted, or data is wanted at once; plain data needs the latter */
+    produce_need(&s->bell, &p, efd, SHM_WANT_POSTED);
+    ck_assert_uint_eq(rings_of(efd), 1);
     atomic_fetch_sub(&s->bell.want[SHM_WANT_DATA], 1);
-    /* unread cells pile up: from half full on every cell rings */
-    int quiet = 0, rang = 0;
-    for (int k = 7; k <= SHM_RING_CELLS; k++) {  /* six cells are in already */
-        produce_need(&s->bell, &p, efd, SHM_WANT_DATA);
-        if (rings_of(efd) == 0)
-            quiet++;
-        else
-            rang++;
+    produce_need(&s->bell, &p, efd, SHM_WANT_POSTED);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    atomic_fetch_add(shm_bell_want(&s->bell, SHM_WANT_POSTED), 1);
+    produce_need(&s->bell, &p, efd, SHM_WANT_DATA);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    produce_need(&s->bell, &p, efd, SHM_WANT_POSTED);
+    ck_assert_uint_eq(rings_of(efd), 1);
+    atomic_fetch_sub(shm_bell_want(&s->bell, SHM_WANT_POSTED), 1);
+    /* a lazy cell (standard data on a user's context) rings only a
+     * consumer asleep and wanting data, like a data cell */
+    produce_need(&s->bell, &p, efd, SHM_RING_LAZY);
+    ck_assert_uint_eq(rings_of(efd), 0);
+    atomic_fetch_add(&s->bell.want[SHM_WANT_DATA], 1);
+    produce_need(&s->bell, &p, efd, SHM_RING_LAZY);
+    ck_assert_uint_eq(rings_of(efd), 1);
+    atomic_fetch_sub(&s->bell.want[SHM_WANT_DATA], 1);
+    /* unread lazy cells pile up quietly until the ring is full: the
+     * message that finds no room rings */
+    int quiet = 0;
+    while (produce_need(&s->bell, &p, efd, SHM_RING_LAZY)) {
+        ck_assert_uint_eq(rings_of(efd), 0);
+        quiet++;
     }
-    ck_assert_int_eq(quiet, SHM_RING_CELLS / 2 - 7);
-    ck_assert_int_eq(rang, SHM_RING_CELLS / 2 + 1);
+    ck_assert_int_eq(quiet, SHM_RING_CELLS - 12);  /* twelve cells were in already */
+    ck_assert_uint_eq(rings_of(efd), 1);
+    /* other cells ring from half full on */
+    for (int k = 0; k < SHM_RING_CELLS / 2 + 2; k++) {
+        ck_assert_ptr_nonnull(shm_ring_peek(&c));
+        shm_ring_release(&c);
+    }
+    ck_assert(produce_need(&s->bell, &p, efd, SHM_WANT_DONE));
+    ck_assert_uint_eq(rings_of(efd), 0);  /* 31 unread; then 32: half full */
+    ck_assert(produce_need(&s->bell, &p, efd, SHM_WANT_DONE));
+    ck_assert_uint_eq(rings_of(efd), 1);
+    ck_assert(produce_need(&s->bell, &p, efd, SHM_RING_LAZY));
+    ck_assert_uint_eq(rings_of(efd), 0);
     /* the consumer drains: the producer sees room again and is quiet */
     while (shm_ring_peek(&c) != NULL)
         shm_ring_release(&c);
@@ -246,14 +280,19 @@ START_TEST(test_bell_wants)
 END_TEST
 
 /* Cell type 1 is data, 2 a completion, anything else a request to act. */
-static int test_need(uint16_t type)
+static int type_need(uint16_t type)
 {
     return type == 1 ? SHM_WANT_DATA : type == 2 ? SHM_WANT_DONE : SHM_WAKE_ALWAYS;
 }
 
+static int test_need(const struct shm_cell *c)
+{
+    return type_need(c->type);
+}
+
 static void produce_type(struct shm_bell *b, struct shm_prod *p, int efd, uint16_t type)
 {
-    produce_cell(b, p, efd, type, test_need(type));
+    (void)produce_cell(b, p, efd, type, type_need(type));
 }
 
 START_TEST(test_bell_polled)
@@ -274,10 +313,10 @@ START_TEST(test_bell_polled)
     ck_assert_uint_eq(rings_of(efd), 0);
     ck_assert(shm_bell_quiet(&s->bell, -1));
     /* ... and the two requests would have rung it */
-    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need, true));
     while (shm_ring_peek(&c) != NULL)
         shm_ring_release(&c);
-    ck_assert(!shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    ck_assert(!shm_ring_would_ring(&s->ring, &s->bell, test_need, true));
     /* nobody polls: requests ring again */
     produce_type(&s->bell, &p, efd, 3);
     ck_assert_uint_eq(rings_of(efd), 1);
@@ -288,18 +327,21 @@ START_TEST(test_bell_polled)
     produce_type(&s->bell, &p, efd, 1);
     produce_type(&s->bell, &p, efd, 2);
     ck_assert(shm_bell_quiet(&s->bell, -1));
-    ck_assert(!shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    ck_assert(!shm_ring_would_ring(&s->ring, &s->bell, test_need, true));
     /* a receive posted meanwhile wants the data */
     atomic_fetch_add(&s->bell.want[SHM_WANT_DATA], 1);
-    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need, true));
     atomic_fetch_sub(&s->bell.want[SHM_WANT_DATA], 1);
-    /* a half-full ring wants draining whatever it holds */
+    /* a half-full ring wants draining whatever it holds (its producer may
+     * have rung, or queued a message), but a want rising finds nothing it
+     * wants there */
     ck_assert(!shm_bell_quiet(&s->bell, 1));
     for (int k = 2; k < SHM_RING_CELLS / 2; k++)
         produce_type(&s->bell, &p, efd, 1);
     ck_assert_uint_eq(rings_of(efd), 0);
     ck_assert(shm_bell_quiet(&s->bell, -1));
-    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need));
+    ck_assert(shm_ring_would_ring(&s->ring, &s->bell, test_need, true));
+    ck_assert(!shm_ring_would_ring(&s->ring, &s->bell, test_need, false));
     /* nobody sleeps: the last poller leaving has nobody to wake */
     shm_bell_disarm(&s->bell, efd);
     ck_assert(!shm_bell_quiet(&s->bell, 1));

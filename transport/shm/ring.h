@@ -24,13 +24,36 @@
  * (several microseconds in a virtual machine) and the consumer a context
  * switch on a core where its application may be computing, so the bell
  * also says what the consumer waits for (counters the consumer keeps, see
- * cdn_progress_want): messages (a receive is posted or a thread blocks in
- * MPI) and completions (someone waits on a send, or a schedule has steps
- * after it).  A message nobody has posted a receive for, or a FIN nobody
- * waits on, stays in the ring until the next poll, unless the ring is half
- * full.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
- * data) always ring.  A want that rises while the consumer sleeps is
- * followed by a re-check of the rings (the same Dekker pairing as arming).
+ * cdn_progress_want): messages (an urgent receive is posted or a thread
+ * blocks in MPI), completions (someone waits on a send, or a schedule has
+ * steps after it) and posted receives.  An eager message nobody wants at
+ * once, or a FIN nobody waits on, stays in the ring until the next poll.
+ * An RTS or a synchronous message rings a consumer with any receive
+ * posted.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
+ * data) always ring, and so does any cell but a lazy one (below) written
+ * into a half-full ring, and a producer that finds the ring full (it
+ * queues what it could not write): an idle consumer drains the ring
+ * before it fills.  A lazy cell does not ring for a crowded ring: the
+ * windows of 64 messages of a message-rate benchmark filled it half-way
+ * before the receiver's MPI_Waitall and woke its progress thread once per
+ * window; a full ring still rings.  A want
+ * that rises while the consumer sleeps is followed by a re-check of the
+ * rings for a cell it now wants (the same Dekker pairing as arming).
+ *
+ * Lazy cells: the fence between committing and looking at the bell costs
+ * the producer the wait for its cell's line, a transfer between cores
+ * (the consumer polls that line): half of a sender's time in the
+ * message-rate benchmark.  So a standard eager message on a user's
+ * context (cdn_p2p_send_lazy), which only a consumer thread asleep in MPI
+ * wants at once (want DATA), looks at sleepers and want DATA without the
+ * fence; only if both are set does it take the fenced path.  The plain
+ * looks may run before the cell's store leaves the producer's store
+ * buffer, so a consumer that arms, or raises want DATA, at that moment may
+ * miss the cell in its re-check and not be rung.  The store is visible
+ * within far less than a microsecond, so such a consumer looks again
+ * CDN_PROGRESS_SETTLE_NS after arming (engine.c, armed_sleep) or after
+ * raising the want (its first sleep in MPI is that short) before it
+ * sleeps on: the cell is there then.
  *
  * Polled: while application threads of the consumer poll in a blocking
  * call (polled > 0) nothing rings, even with a sleeper armed: the pollers
@@ -62,18 +85,51 @@ struct shm_cell {
 
 struct shm_ring {
     _Alignas(64) _Atomic uint64_t tail;   /* cells released by the consumer */
+    /* Cells of need SHM_WANT_POSTED (an RTS, a synchronous message) written
+     * so far, counted before each is committed: a consumer whose posted
+     * want rises compares it with the count it took (shm_cons) and looks
+     * through the ring only when one may wait there -- the walk reads
+     * every unread cell, up to a ring of lines the producer is writing. */
+    _Alignas(64) _Atomic uint64_t posted_cells;
     _Alignas(64) unsigned char cells[SHM_RING_CELLS][SHM_CELL_SIZE];
 };
 
-/* What a cell is for, to a sleeping consumer: its want index, or
- * SHM_WAKE_ALWAYS. */
-enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_NWANTS, SHM_WAKE_ALWAYS = -1 };
+/* What a cell is for, to a sleeping consumer: its want index (the
+ * CDN_WANT_* of the same name), or SHM_WAKE_ALWAYS.  A cell of need
+ * SHM_WANT_POSTED (an RTS, a synchronous eager message: the sender waits
+ * for the receiver to act) rings a consumer that wants data or has any
+ * receive posted. */
+enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_WANT_POSTED, SHM_NWANTS, SHM_WAKE_ALWAYS = -1,
+       SHM_RING_LAZY = -2 };
 
+/* Each line holds what changes together: a producer of lazy cells reads
+ * only the first line, which changes when a thread goes to sleep; polled
+ * changes at every blocking call, posted at every receive (on the first
+ * line, each moved the line away from the producer once per message). */
 struct shm_bell {
     _Alignas(64) atomic_int sleepers;     /* consumers armed to be woken */
-    atomic_int want[SHM_NWANTS];          /* the consumer's wants (see above) */
-    atomic_int polled;                    /* application threads polling: ring nobody */
+    atomic_int want[SHM_WANT_POSTED];     /* the consumer's wants (see above) */
+    _Alignas(64) atomic_int polled;       /* application threads polling: ring nobody */
+    _Alignas(64) atomic_int posted;       /* SHM_WANT_POSTED: receives posted */
 };
+
+/* The counter of want w. */
+static inline atomic_int *shm_bell_want(struct shm_bell *b, int w)
+{
+    return w == SHM_WANT_POSTED ? &b->posted : &b->want[w];
+}
+/* Does a consumer with these wants want a cell of this need? */
+static inline bool shm_bell_wants(const struct shm_bell *b, int need)
+{
+    if (need == SHM_RING_LAZY)
+        need = SHM_WANT_DATA;
+    if (need == SHM_WAKE_ALWAYS)
+        return true;
+    if (need == SHM_WANT_POSTED)
+        return atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_seq_cst) > 0 ||
+               atomic_load_explicit(&b->posted, memory_order_seq_cst) > 0;
+    return atomic_load_explicit(&b->want[need], memory_order_seq_cst) > 0;
+}
 
 /* Producer and consumer ends: process-private. */
 struct shm_prod {
@@ -83,6 +139,7 @@ struct shm_prod {
 struct shm_cons {
     struct shm_ring *ring;
     uint64_t tail;
+    _Atomic uint64_t posted_taken;  /* cells of need SHM_WANT_POSTED taken (the poller's) */
 };
 
 void shm_ring_init(struct shm_ring *r);
@@ -102,10 +159,13 @@ void shm_ring_release(struct shm_cons *c);
 bool shm_ring_pending(const struct shm_ring *r);
 
 /* Doorbell: after committing, wake the consumer if it sleeps and wants what
- * was written (need: a SHM_WANT_* index or SHM_WAKE_ALWAYS). */
+ * was written (need: a SHM_WANT_* index, SHM_WAKE_ALWAYS, or SHM_RING_LAZY:
+ * data only a consumer thread asleep in MPI wants, see below). */
 void shm_bell_ring(struct shm_bell *b, int eventfd, int need);
-/* The producer's view of how full its ring is: half full or more rings
- * regardless of wants, so an idle consumer drains it before it fills. */
+/* The producer's view of how full its ring is: half full or more, a cell
+ * other than a lazy one rings regardless of wants, so an idle consumer
+ * drains the ring before it fills (a producer that finds it full queues,
+ * and rings then whatever the cell). */
 bool shm_ring_crowded(struct shm_prod *p);
 /* Consumer: arm before re-checking the rings and sleeping; disarm after
  * (drains the eventfd). */
@@ -117,9 +177,10 @@ void shm_bell_disarm(struct shm_bell *b, int eventfd);
 bool shm_bell_quiet(struct shm_bell *b, int delta);
 /* Consumer, any thread: would a producer have rung b for the cells now
  * unread in r (need_of: a cell's need, as the producer gives it), had
- * nobody polled?  Cells taken meanwhile by another thread count as not
- * there. */
+ * nobody polled?  With full, a half-full ring counts too (its producer
+ * rang for a crowded ring, or queued and rang).  Cells taken meanwhile by
+ * another thread count as not there. */
 bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
-                         int (*need_of)(uint16_t type));
+                         int (*need_of)(const struct shm_cell *c), bool full);
 
 #endif

@@ -62,7 +62,7 @@ int shm_seg_create(struct shm_state *st)
     atomic_init(&st->seg->bell.sleepers, 0);
     atomic_init(&st->seg->bell.polled, 0);
     for (int w = 0; w < SHM_NWANTS; w++)
-        atomic_init(&st->seg->bell.want[w], 0);
+        atomic_init(shm_bell_want(&st->seg->bell, w), 0);
     for (int i = 0; i < st->nlocal; i++)
         shm_ring_init(&st->seg->rings[i]);
 

@@ -66,6 +66,8 @@ struct shm_out {
 
 #define CMA_CHUNK (1 << 20)
 
+static int cell_need(const struct shm_cell *c);
+
 static struct shm_state *state_of(struct cdn_transport *tp)
 {
     return (struct shm_state *)tp->priv;
@@ -129,6 +131,11 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
         c->len = 0;
         *done = false;
     }
+    if (c->type == C_RTS || (c->h.flags & CDN_WIRE_SYNC))  /* cell_need: SHM_WANT_POSTED */
+        atomic_store_explicit(&p->prod.ring->posted_cells,
+                              atomic_load_explicit(&p->prod.ring->posted_cells,
+                                                   memory_order_relaxed) + 1,
+                              memory_order_relaxed);  /* before the commit and the bell's fence */
     shm_ring_commit(&p->prod);
     return true;
 }
@@ -220,11 +227,25 @@ static void report(struct cdn_request *done_list, struct cdn_request *streamed)
 }
 
 /* The need to ring p's doorbell with after writing a cell that needs
- * need: anything once the ring is half full (ring.h, "Wants").  Called
- * with p->lock held (the producer end is under it). */
+ * need: anything but a lazy cell once the ring is half full (ring.h,
+ * "Wants").  Called with p->lock held (the producer end is under it). */
 static int ring_need(struct shm_peer *p, int need)
 {
-    return shm_ring_crowded(&p->prod) ? SHM_WAKE_ALWAYS : need;
+    return need != SHM_RING_LAZY && shm_ring_crowded(&p->prod) ? SHM_WAKE_ALWAYS : need;
+}
+
+/* What a send's first cell is to a sleeping receiver (ring.h, "Wants"): a
+ * standard eager message waits for the next poll unless the receiver
+ * wants data at once (a thread blocks in MPI, or an urgent receive is
+ * posted: ordinary receives complete when their owner next polls); on a
+ * user's context only the former, so it rings lazily (ring.h).  The
+ * sender of an RTS or a synchronous eager message waits for the
+ * receiver's answer, so those ring a receiver with any receive posted. */
+static int send_need(struct cdn_transport *tp, const struct cdn_request *sreq)
+{
+    if (sreq->u.p2p.mode == CDN_SEND_SYNC || sreq->u.p2p.bytes > (MPI_Count)tp->eager_limit)
+        return SHM_WANT_POSTED;
+    return cdn_p2p_send_lazy(sreq) ? SHM_RING_LAZY : SHM_WANT_DATA;
 }
 
 static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
@@ -249,10 +270,10 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
         if (queue(st, p, o))
             cdn_progress_kick();
     }
-    int need = sent ? ring_need(p, SHM_WANT_DATA) : 0;
+    int need = sent ? ring_need(p, send_need(tp, sreq)) : SHM_WAKE_ALWAYS;
     pthread_mutex_unlock(&p->lock);
-    if (sent)
-        shm_bell_ring(&p->seg->bell, p->efd, need);
+    /* A full ring rings whatever the message: the receiver drains it. */
+    shm_bell_ring(&p->seg->bell, p->efd, need);
     if (done)
         cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
     return MPI_SUCCESS;
@@ -273,7 +294,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
 {
     pthread_mutex_lock(&p->lock);
     bool sent = p->outq == NULL && emit_ctrl(p, m);
-    int need = sent ? ring_need(p, ctrl_need(m->type)) : 0;
+    int need = sent ? ring_need(p, ctrl_need(m->type)) : SHM_WAKE_ALWAYS;
     if (!sent) {
         struct shm_out *o = calloc(1, sizeof *o);
         if (o == NULL)
@@ -283,8 +304,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
         queue(st, p, o);
     }
     pthread_mutex_unlock(&p->lock);
-    if (sent)
-        shm_bell_ring(&p->seg->bell, p->efd, need);
+    shm_bell_ring(&p->seg->bell, p->efd, need);
 }
 
 static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,
@@ -510,6 +530,10 @@ static void on_data(const struct shm_cell *c)
 
 static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
 {
+    if (cell_need(c) == SHM_WANT_POSTED)
+        atomic_store_explicit(&p->cons.posted_taken,
+                              atomic_load_explicit(&p->cons.posted_taken, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
     if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_CANCELLED ||
         c->type == C_PUSHED)
         SHM_HB_ACQUIRE(c->a);
@@ -617,23 +641,57 @@ static int shm_arm(struct cdn_transport *tp)
     return atomic_load(&st->queued) > 0 ? 2 : 0;
 }
 
+/* The need a cell was written with (send_need, send_ctrl_msg).  The producer may be rewriting a cell taken meanwhile:
+ * shm_ring_would_ring re-checks its sequence number after this look. */
+static int cell_need(const struct shm_cell *c)
+{
+    uint16_t type = __atomic_load_n(&c->type, __ATOMIC_RELAXED);
+    if (type == C_RTS)
+        return SHM_WANT_POSTED;
+    if (type == C_EAGER)
+        return __atomic_load_n(&c->h.flags, __ATOMIC_RELAXED) & CDN_WIRE_SYNC ? SHM_WANT_POSTED
+                                                                              : SHM_WANT_DATA;
+    return ctrl_need(type);
+}
+
+/* Any unread cell that would ring b now (cell_need against b's wants)?
+ * full: a full ring counts (its producer may have queued a send and rung,
+ * or been kept from ringing by a poller). */
+static bool any_would_ring(const struct shm_state *st, const struct shm_bell *b, bool full)
+{
+    for (int i = 0; i < st->nlocal; i++)
+        if (i != st->me && shm_ring_would_ring(st->peers[i].cons.ring, b, cell_need, full))
+            return true;
+    return false;
+}
+
+/* A want that rises from none while a sleeper is armed wakes it if a cell
+ * it now wants is already there -- only such a cell: a receive posted
+ * while standard eager messages wait in the ring does not wake anybody
+ * (its owner takes them when it next polls).  While an application thread
+ * polls, the last one to leave re-checks against the wants then
+ * (shm_polled): a blocking receive does not look at the rings twice. */
 static bool shm_want(struct cdn_transport *tp, int want, int delta)
 {
     struct shm_state *st = state_of(tp);
     struct shm_bell *b = &st->seg->bell;
     /* seq_cst read-modify-write: the fence between raising the want and
-     * looking at sleepers and the rings (ring.h) */
-    if (atomic_fetch_add_explicit(&b->want[want], delta, memory_order_seq_cst) != 0 || delta <= 0 ||
-        atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0)
+     * looking at sleepers, pollers and the rings (ring.h) */
+    if (atomic_fetch_add_explicit(shm_bell_want(b, want), delta, memory_order_seq_cst) != 0 ||
+        delta <= 0 || atomic_load_explicit(&b->sleepers, memory_order_seq_cst) == 0 ||
+        atomic_load_explicit(&b->polled, memory_order_seq_cst) > 0)
         return false;
-    return any_pending(st);
-}
-
-/* The need a cell of this type was written with (shm_send, send_ctrl_msg;
- * a crowded ring aside). */
-static int cell_need(uint16_t type)
-{
-    return type == C_EAGER || type == C_RTS ? SHM_WANT_DATA : ctrl_need(type);
+    for (int i = 0; i < st->nlocal; i++) {
+        struct shm_cons *c = &st->peers[i].cons;
+        /* a posted want: only an RTS or a synchronous cell matters (ring.h) */
+        if (i == st->me || (want == SHM_WANT_POSTED &&
+                            atomic_load_explicit(&c->ring->posted_cells, memory_order_seq_cst) ==
+                                atomic_load_explicit(&c->posted_taken, memory_order_relaxed)))
+            continue;
+        if (shm_ring_would_ring(c->ring, b, cell_need, false))
+            return true;
+    }
+    return false;
 }
 
 /* The last poller leaving wakes the sleeper only for what would have rung
@@ -645,12 +703,14 @@ static bool shm_polled(struct cdn_transport *tp, int delta)
     struct shm_bell *b = &st->seg->bell;
     if (!shm_bell_quiet(b, delta))
         return false;
-    if (atomic_load_explicit(&st->queued, memory_order_relaxed) > 0)
-        return true;
-    for (int i = 0; i < st->nlocal; i++)
-        if (i != st->me && shm_ring_would_ring(st->peers[i].cons.ring, b, cell_need))
-            return true;
-    return false;
+    return atomic_load_explicit(&st->queued, memory_order_relaxed) > 0 ||
+           any_would_ring(st, b, true);
+}
+
+static bool shm_lazy_wanted(struct cdn_transport *tp)
+{
+    struct shm_bell *b = &state_of(tp)->seg->bell;
+    return atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_relaxed) > 0;
 }
 
 static void shm_disarm(struct cdn_transport *tp)
@@ -706,6 +766,7 @@ static const struct cdn_transport_ops shm_ops = {
     .arm = shm_arm,
     .disarm = shm_disarm,
     .want = shm_want,
+    .lazy_wanted = shm_lazy_wanted,
     .finalize = shm_finalize,
 };
 

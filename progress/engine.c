@@ -595,6 +595,12 @@ struct cdn_transport *cdn_progress_transport_for(int world_rank)
     return NULL;
 }
 
+size_t cdn_progress_eager_limit(int world_rank)
+{
+    struct cdn_transport *tp = cdn_progress_transport_for(world_rank);
+    return tp != NULL ? tp->eager_limit : 0;
+}
+
 void cdn_progress_want(enum cdn_want w, int delta)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {

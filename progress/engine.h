@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define CDN_MAX_TRANSPORTS 4
 
@@ -109,6 +110,9 @@ void cdn_progress_let_app_out(void);
 void cdn_progress_kick(void);
 /* The transport that reaches a world rank, or NULL. */
 struct cdn_transport *cdn_progress_transport_for(int world_rank);
+/* The largest message the transport reaching world_rank sends eagerly
+ * (whole, with no answer from the receiver); 0 if none reaches it. */
+size_t cdn_progress_eager_limit(int world_rank);
 
 /* An application thread starts / stops polling in a blocking call.  While
  * one does, the progress thread stands aside (it would only compete for the

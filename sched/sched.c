@@ -30,6 +30,7 @@
 #include "runtime/datatype.h"
 #include "runtime/error.h"
 #include "runtime/op.h"
+#include "runtime/runtime.h"
 
 enum node_kind { N_NOP, N_SEND, N_RECV, N_REQUEST, N_REDUCE, N_COPY, N_CALLBACK };
 
@@ -40,6 +41,9 @@ struct node {
     int *succ;
     struct cdn_request *child;        /* N_SEND, N_RECV, N_REQUEST */
     struct cdn_request *proxy;
+    MPI_Count bytes;                  /* N_SEND, N_RECV: the message's size */
+    int peer;                         /* ... and the other rank */
+    bool lazy;                        /* N_RECV: its arrival needs no prompt action */
     union {
         struct {
             const void *in;
@@ -86,7 +90,7 @@ struct cdn_sched {
     bool running;
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its nodes move or reduce */
-    bool steps_after_send;            /* a send or nested request has successors */
+    bool steps_after_send;            /* a rendezvous send or nested request has successors */
     bool wanting;                     /* this instance holds a CDN_WANT_DONE */
 };
 
@@ -263,6 +267,16 @@ static int add_p2p(struct cdn_sched *s, int kind, int rc, struct cdn_request *r)
     return add_child(s, kind, r);
 }
 
+/* Note node id's message size and peer (for cdn_sched_commit). */
+static int set_message(struct cdn_sched *s, int id, MPI_Count bytes, int peer)
+{
+    if (id >= 0) {
+        s->nodes[id].bytes = bytes;
+        s->nodes[id].peer = peer;
+    }
+    return id;
+}
+
 int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
                    struct cdn_datatype *dt, int peer, int sub)
 {
@@ -271,7 +285,7 @@ int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
         return -1;
     int rc = cdn_p2p_send_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
     s->bytes += count * cdn_datatype_size(dt);
-    return add_p2p(s, N_SEND, rc, r);
+    return set_message(s, add_p2p(s, N_SEND, rc, r), count * cdn_datatype_size(dt), peer);
 }
 
 int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_datatype *dt,
@@ -282,7 +296,7 @@ int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_d
         return -1;
     int rc = cdn_p2p_recv_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
     s->bytes += count * cdn_datatype_size(dt);
-    return add_p2p(s, N_RECV, rc, r);
+    return set_message(s, add_p2p(s, N_RECV, rc, r), count * cdn_datatype_size(dt), peer);
 }
 
 int cdn_sched_request(struct cdn_sched *s, struct cdn_request *child)
@@ -386,6 +400,51 @@ void cdn_sched_on_free(struct cdn_sched *s, void (*fn)(void *arg), void *arg)
     s->free_arg = arg;
 }
 
+/* Does node nd's message travel whole, with no answer from the receiver
+ * (eager, or none at all)?  Then the sender's request completes as it is
+ * sent and the receiver's as it arrives: nobody waits for the other side
+ * to act on it. */
+static bool eager(const struct cdn_sched *s, const struct node *nd)
+{
+    if (nd->peer < 0)  /* MPI_PROC_NULL */
+        return true;
+    int world = cdn_comm_world_rank(s->comm, nd->peer);
+    if (world == cdn_rt.world_rank)
+        return nd->bytes <= CDN_SELF_EAGER_LIMIT;
+    return (size_t)nd->bytes <= cdn_progress_eager_limit(world);
+}
+
+/* Which completions must wake a sleeping progress thread (docs/progress.md,
+ * "Wants").  A receive is lazy -- posted without CDN_WANT_DATA, so its
+ * message does not ring -- when it is eager and nothing that other ranks or
+ * a callback wait for follows it, directly or not: then only local work (a
+ * reduction, a copy, the schedule's completion) waits for it, and the
+ * thread that waits for the schedule does that work a moment later, while
+ * waking the progress thread for it would preempt the application on its
+ * core (a 2-rank allreduce's one receive, a broadcast's leaf).  Completions
+ * of sends are wanted when a rendezvous send or a nested request has
+ * successors: an eager send completes as it is sent, nothing comes back. */
+static void mark_urgency(struct cdn_sched *s)
+{
+    bool *leads = calloc((size_t)s->n, sizeof *leads);
+    if (leads == NULL) {
+        fail(s, MPI_ERR_NO_MEM);
+        return;
+    }
+    for (int i = s->n - 1; i >= 0; i--) {  /* successors have larger ids */
+        struct node *nd = &s->nodes[i];
+        for (int k = 0; k < nd->nsucc && !leads[i]; k++) {
+            int j = nd->succ[k], kind = s->nodes[j].kind;
+            leads[i] = leads[j] || kind == N_SEND || kind == N_REQUEST || kind == N_CALLBACK;
+        }
+        if (nd->kind == N_RECV)
+            nd->lazy = !leads[i] && eager(s, nd);
+        else if ((nd->kind == N_SEND && !eager(s, nd)) || nd->kind == N_REQUEST)
+            s->steps_after_send |= nd->nsucc > 0;
+    }
+    free(leads);
+}
+
 int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out)
 {
     if (!s->failed && s->n > 0) {
@@ -394,9 +453,8 @@ int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request
         if (s->left == NULL || s->ready == NULL)
             fail(s, MPI_ERR_NO_MEM);
     }
-    for (int i = 0; i < s->n; i++)
-        if ((s->nodes[i].kind == N_SEND || s->nodes[i].kind == N_REQUEST) && s->nodes[i].nsucc > 0)
-            s->steps_after_send = true;
+    if (!s->failed)
+        mark_urgency(s);
     if (s->failed) {
         int cls = s->failed;
         cdn_request_release(s->req);
@@ -509,6 +567,10 @@ static void run_node(struct cdn_sched *s, int i)
         cdn_request_arm(nd->proxy, 1);
         if (nd->kind == N_REQUEST)
             nd->child->active = true;
+        /* Not posted now (its last instance completed): the flag may change.
+         * A nested schedule's completion is a step of its parent. */
+        if (nd->kind == N_RECV)
+            nd->child->u.p2p.urgent = !nd->lazy || s->req->parent != NULL;
         nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
         return;
     case N_REDUCE:

@@ -49,6 +49,8 @@ _Thread_local bool cdn_progress_blocking;
 /* A wake-up of the progress thread left out inside a blocking call's start
  * (wake_soon), to be settled by cdn_progress_wait_until. */
 static _Thread_local bool wake_owed;
+/* This application thread polls in cdn_progress_wait_until. */
+static _Thread_local bool polling_here;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 static int timer_tag;          /* epoll data of the timer_fd */
@@ -270,6 +272,15 @@ static void wake_soon(void)
         /* the caller polls at once (cdn_progress_blocking); its leaving
          * re-checks (cdn_progress_quiet) */
         wake_owed = true;
+        return;
+    }
+    if (polling_here && cdn_engine.quiet_poll) {
+        /* A waiter's own poll raised a want or queued work: it takes them
+         * itself, and when it leaves, the last poller's look at the rings
+         * and the work list (cdn_progress_quiet) wakes the thread for what
+         * is still there.  Arming the start timer here woke the thread
+         * 10 us into the wait, onto the waiter's core, at every 64 KiB
+         * MPI_Ibcast + MPI_Wait. */
         return;
     }
     /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
@@ -553,6 +564,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
     else
         cdn_progress_app_enter();
     wake_owed = false;  /* this thread polls now; cdn_progress_quiet settles the rest */
+    polling_here = true;
     cancel_start_timer();
     int idle = 0;
     for (;;) {
@@ -582,6 +594,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
          * spin. */
         idle = gen_unchanged(gen) ? cdn_engine.spin_polls - 1 : 0;
     }
+    polling_here = false;
     cdn_progress_app_leave();
 }
 

@@ -130,9 +130,23 @@ static int transports_open(void)
     return MPI_SUCCESS;
 }
 
+bool cdn_progress_oversubscribed(int local_size)
+{
+    const char *v = cdn_param_str("CADENCE_PROGRESS_OVERSUBSCRIBED");
+    if (v != NULL && strcmp(v, "auto") != 0)
+        return cdn_progress_param_long("CADENCE_PROGRESS_OVERSUBSCRIBED", 0, 0, 1) != 0;
+    cpu_set_t set;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || online < 1)
+        return false;
+    long mine = CPU_COUNT(&set);
+    return local_size > (mine < online ? online : mine);
+}
+
 int cdn_progress_init(void)
 {
     cdn_engine.spin_polls = (int)cdn_progress_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
+    cdn_engine.oversubscribed = cdn_progress_oversubscribed(cdn_rt.local_size);
     cdn_engine.thread_on = cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, 1) != 0;
     cdn_engine.background_min =
         cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 32768, 0, 1L << 40);
@@ -583,7 +597,13 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
             continue;
         }
         if (++idle < cdn_engine.spin_polls) {
-            CDN_CPU_RELAX();
+            /* Oversubscribed: the peer we wait for may need this processor
+             * (yield-when-idle); a yield with nobody else runnable costs
+             * a system call and nothing more. */
+            if (cdn_engine.oversubscribed)
+                sched_yield();
+            else
+                CDN_CPU_RELAX();
             continue;
         }
         cdn_progress_block(gen);

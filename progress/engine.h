@@ -59,6 +59,8 @@ struct cdn_engine {
     atomic_bool thread_stop;
     pthread_t thread;
     int spin_polls;               /* empty polls before sleeping */
+    bool oversubscribed;          /* more ranks on the node than processing units
+                                   * (cdn_progress_oversubscribed) */
     long background_min;          /* bytes: schedules worth handing to the thread */
     atomic_uint app_pollers;      /* application threads polling in a blocking call */
     atomic_bool parked;           /* the progress thread sleeps in cdn_progress_park */
@@ -87,6 +89,16 @@ extern _Thread_local bool cdn_progress_in_thread;
 int cdn_progress_init(void);
 int cdn_progress_wireup(void);
 void cdn_progress_finalize(void);
+
+/* Are there more ranks on this node than processing units for them?  The
+ * launcher spreads bound ranks over the node's units, so a process bound to
+ * fewer units than are online compares the local rank count with the
+ * online units, an unbound one with the units it may use.
+ * CADENCE_PROGRESS_OVERSUBSCRIBED (auto, 0, 1) overrides.  Then nobody
+ * spins: waiters yield the processor between polls (the ranks that must
+ * make progress get it at once) and the progress thread sleeps without
+ * spinning and without a raised priority. */
+bool cdn_progress_oversubscribed(int local_size);
 
 /* Poll every transport once; returns how many events were processed. */
 int cdn_progress_poll(void);

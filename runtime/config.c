@@ -28,6 +28,12 @@ const struct cdn_param cdn_params[] = {
      "(root, CAP_SYS_NICE or RLIMIT_NICE; else as far as RLIMIT_NICE allows, or 0): it then "
      "preempts a computing application thread on its core as soon as work arrives. It sleeps "
      "when idle. 0 leaves the priority alone."},
+    {"CADENCE_PROGRESS_OVERSUBSCRIBED", "choice", "auto", "library",
+     "auto: the process counts as oversubscribed when its node runs more ranks than "
+     "processing units for them (a process bound to fewer units than are online compares "
+     "with the online units, an unbound one with those it may use). 1 or 0 force it. "
+     "Oversubscribed, waiting threads yield the processor between polls and the progress "
+     "thread neither spins nor raises its priority."},
     {"CADENCE_PROGRESS_BACKGROUND_MIN", "integer", "32768", "library",
      "Bytes: a nonblocking or persistent collective moving at least this much hands its "
      "receives, copies and reductions to the progress thread when started, so it advances "

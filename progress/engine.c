@@ -41,7 +41,7 @@ struct cdn_engine cdn_engine = {
     .epfd = -1,
     .wake_fd = -1,
     .spin_polls = 2000,
-    .background_min = 32768,
+    .background_min = 262144,
 };
 
 _Thread_local bool cdn_progress_in_thread;
@@ -51,6 +51,8 @@ _Thread_local bool cdn_progress_blocking;
 static _Thread_local bool wake_owed;
 /* This application thread polls in cdn_progress_wait_until. */
 static _Thread_local bool polling_here;
+/* ... or starts work between cdn_progress_start_begin and _end. */
+static _Thread_local bool starting;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 static int timer_tag;          /* epoll data of the timer_fd */
@@ -149,7 +151,7 @@ int cdn_progress_init(void)
     cdn_engine.oversubscribed = cdn_progress_oversubscribed(cdn_rt.local_size);
     cdn_engine.thread_on = cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, 1) != 0;
     cdn_engine.background_min =
-        cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 32768, 0, 1L << 40);
+        cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 262144, 0, 1L << 40);
     cdn_engine.start_delay_ns =
         1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 10, 0, 1000000);
     cdn_sent_init();
@@ -288,7 +290,7 @@ static void wake_soon(void)
         wake_owed = true;
         return;
     }
-    if (polling_here && cdn_engine.quiet_poll) {
+    if ((polling_here || starting) && cdn_engine.quiet_poll) {
         /* A waiter's own poll raised a want or queued work: it takes them
          * itself, and when it leaves, the last poller's look at the rings
          * and the work list (cdn_progress_quiet) wakes the thread for what
@@ -381,27 +383,33 @@ static int run_work(void)
     return n;
 }
 
-int cdn_progress_poll(void)
+/* Poll every transport once (the deferred work left alone). */
+static int poll_transports(void)
 {
-    int ran = 0;
-    if (atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
-        ran = run_work();
     if (cdn_engine.ntransports == 0)
-        return ran;
+        return 0;
     bool busy = false;
     for (int i = 0; i < cdn_engine.ntransports && !busy; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         busy = tp->ops->busy == NULL || tp->ops->busy(tp);
     }
     if (!busy || pthread_mutex_trylock(&cdn_engine.poll_lock) != 0)
-        return ran;
-    int n = ran;
+        return 0;
+    int n = 0;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         n += tp->ops->poll(tp);
     }
     pthread_mutex_unlock(&cdn_engine.poll_lock);
     return n;
+}
+
+int cdn_progress_poll(void)
+{
+    int ran = 0;
+    if (atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
+        ran = run_work();
+    return ran + poll_transports();
 }
 
 void cdn_progress_signal(void)
@@ -527,6 +535,29 @@ void cdn_progress_blocking_end(void)
         wake_owed = false;
         wake_soon();
     }
+}
+
+bool cdn_progress_start_begin(void)
+{
+    if (!cdn_engine.quiet_poll || !cdn_engine.thread_on || cdn_progress_in_thread ||
+        cdn_progress_blocking || polling_here || starting)
+        return false;
+    starting = true;
+    cdn_progress_app_enter();
+    return true;
+}
+
+void cdn_progress_start_end(bool entered)
+{
+    if (!entered)
+        return;
+    /* What arrived for the operation while it started (a peer's RTS for a
+     * receive just posted) would wake the thread as we leave, to preempt
+     * the application right after this call for a moment's work: take it
+     * here.  Work handed to the thread stays queued for it. */
+    poll_transports();
+    starting = false;
+    cdn_progress_app_leave();  /* wakes the thread for what is left (cdn_progress_quiet) */
 }
 
 void cdn_progress_quiet(int delta)

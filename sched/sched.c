@@ -89,7 +89,7 @@ struct cdn_sched {
     int rhead, rtail;
     bool running;
     struct cdn_work work;             /* a start handed to the progress engine */
-    MPI_Count bytes;                  /* data its nodes move or reduce */
+    MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
     bool steps_after_send;            /* a rendezvous send or nested request has successors */
     bool wanting;                     /* this instance holds a CDN_WANT_DONE */
 };
@@ -267,6 +267,14 @@ static int add_p2p(struct cdn_sched *s, int kind, int rc, struct cdn_request *r)
     return add_child(s, kind, r);
 }
 
+/* A node moving, copying or reducing `bytes`: the schedule's largest step
+ * decides whether starting it hands work to the progress thread. */
+static void step_bytes(struct cdn_sched *s, MPI_Count bytes)
+{
+    if (bytes > s->bytes)
+        s->bytes = bytes;
+}
+
 /* Note node id's message size and peer (for cdn_sched_commit). */
 static int set_message(struct cdn_sched *s, int id, MPI_Count bytes, int peer)
 {
@@ -284,7 +292,7 @@ int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
     if (!sub_ok(s, sub))
         return -1;
     int rc = cdn_p2p_send_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
-    s->bytes += count * cdn_datatype_size(dt);
+    step_bytes(s, count * cdn_datatype_size(dt));
     return set_message(s, add_p2p(s, N_SEND, rc, r), count * cdn_datatype_size(dt), peer);
 }
 
@@ -295,7 +303,7 @@ int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_d
     if (!sub_ok(s, sub))
         return -1;
     int rc = cdn_p2p_recv_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
-    s->bytes += count * cdn_datatype_size(dt);
+    step_bytes(s, count * cdn_datatype_size(dt));
     return set_message(s, add_p2p(s, N_RECV, rc, r), count * cdn_datatype_size(dt), peer);
 }
 
@@ -321,7 +329,7 @@ int cdn_sched_reduce(struct cdn_sched *s, const void *in, void *inout, MPI_Count
     nd->u.red.count = count;
     nd->u.red.dt = dt;
     nd->u.red.op = op;
-    s->bytes += count * cdn_datatype_size(dt);
+    step_bytes(s, count * cdn_datatype_size(dt));
     cdn_datatype_retain(dt);
     cdn_op_retain(op);
     return id;
@@ -341,7 +349,7 @@ int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
     nd->u.copy.dcount = dcount;
     nd->u.copy.sdt = sdt;
     nd->u.copy.ddt = ddt;
-    s->bytes += scount * cdn_datatype_size(sdt);
+    step_bytes(s, scount * cdn_datatype_size(sdt));
     cdn_datatype_retain(sdt);
     cdn_datatype_retain(ddt);
     return id;
@@ -734,7 +742,10 @@ void cdn_sched_retag(struct cdn_request *r, int base_tag)
 
 int cdn_sched_start(struct cdn_request *r)
 {
-    return start_instance(r, true);
+    bool entered = cdn_progress_start_begin();
+    int rc = start_instance(r, true);
+    cdn_progress_start_end(entered);
+    return rc;
 }
 
 int cdn_sched_run(struct cdn_request *r)

@@ -217,6 +217,11 @@ void cdn_sched_round(struct cdn_sched *s)
     int first = s->round_first, last = s->n;
     if (last == first)
         return;
+    if (last - first == 1) {  /* a round of one node is its own join */
+        s->round_join = first;
+        s->round_first = s->n;
+        return;
+    }
     s->round_join = -1;  /* the join depends on the round, not on the join before */
     int j = add_node(s, N_NOP);
     if (j < 0)
@@ -608,6 +613,9 @@ static bool light(const struct node *nd)
     return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK;
 }
 
+/* The schedule whose ready queue this thread drains (innermost). */
+static _Thread_local struct cdn_sched *draining;
+
 /* Run ready nodes until none is left, unless another thread already does.
  * keep_heavy (the start of a schedule handed to the progress thread): run
  * only the light ones here, so messages leave at once, and leave the others
@@ -619,6 +627,8 @@ static bool drain(struct cdn_sched *s, bool keep_heavy)
     pthread_mutex_lock(&s->lock);
     if (!s->running) {
         s->running = true;
+        struct cdn_sched *outer = draining;
+        draining = s;
         int from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
         while (s->rhead < s->rtail) {
             int i = s->ready[s->rhead++];
@@ -636,6 +646,7 @@ static bool drain(struct cdn_sched *s, bool keep_heavy)
         s->rtail = w;
         kept = w > from;
         s->running = false;
+        draining = outer;
     }
     pthread_mutex_unlock(&s->lock);
     cdn_request_release(s->req);
@@ -660,14 +671,19 @@ static void node_done(struct cdn_sched *s, int i)
     for (int k = 0; k < nd->nsucc; k++) {
         int j = nd->succ[k];
         if (atomic_fetch_sub_explicit(&s->left[j], 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&s->lock);
+            if (!pushed)
+                pthread_mutex_lock(&s->lock);
             s->ready[s->rtail++] = j;
-            pthread_mutex_unlock(&s->lock);
             pushed = true;
         }
     }
-    if (pushed)
-        drain(s, false);
+    if (pushed) {
+        pthread_mutex_unlock(&s->lock);
+        /* completed inside this thread's own drain of s (a node that
+         * finished as it started): that loop runs them next */
+        if (draining != s)
+            drain(s, false);
+    }
     if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) == 1)
         finish(s);
 }

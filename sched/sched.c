@@ -91,6 +91,8 @@ struct cdn_sched {
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
     bool steps_after_send;            /* a rendezvous send or nested request has successors */
+    bool wakes;                       /* starting it may ask for the progress thread: it has
+                                       * urgent receives, nested requests or wanted sends */
     bool wanting;                     /* this instance holds a CDN_WANT_DONE */
 };
 
@@ -454,7 +456,9 @@ static void mark_urgency(struct cdn_sched *s)
             nd->lazy = !leads[i] && eager(s, nd);
         else if ((nd->kind == N_SEND && !eager(s, nd)) || nd->kind == N_REQUEST)
             s->steps_after_send |= nd->nsucc > 0;
+        s->wakes |= (nd->kind == N_RECV && !nd->lazy) || nd->kind == N_REQUEST;
     }
+    s->wakes |= s->steps_after_send;
     free(leads);
 }
 
@@ -758,7 +762,11 @@ void cdn_sched_retag(struct cdn_request *r, int base_tag)
 
 int cdn_sched_start(struct cdn_request *r)
 {
-    bool entered = cdn_progress_start_begin();
+    /* A schedule that can neither want anything nor hand work over starts
+     * without the poller's bookkeeping (a 2-rank small allreduce) */
+    struct cdn_sched *s = sched_of(r);
+    bool entered = (s->wakes || r->parent != NULL || s->bytes >= cdn_engine.background_min) &&
+                   cdn_progress_start_begin();
     int rc = start_instance(r, true);
     cdn_progress_start_end(entered);
     return rc;

@@ -554,7 +554,7 @@ void cdn_progress_start_end(bool entered)
     /* What arrived for the operation while it started (a peer's RTS for a
      * receive just posted) would wake the thread as we leave, to preempt
      * the application right after this call for a moment's work: take it
-     * here.  Work handed to the thread stays queued for it. */
+     * here. */
     poll_transports();
     starting = false;
     cdn_progress_app_leave();  /* wakes the thread for what is left (cdn_progress_quiet) */

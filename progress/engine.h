@@ -167,16 +167,19 @@ extern _Thread_local bool cdn_progress_blocking;
 void cdn_progress_blocking_begin(void);
 void cdn_progress_blocking_end(void);
 
-/* A nonblocking call starts an operation and returns: between _begin and
- * _end it counts as a poller (cdn_progress_app_enter), so nothing rings
- * the progress thread and no wake-up is asked for while it starts the
- * operation's first steps; _end, the last poller leaving, wakes the thread
- * once, with one eventfd write, if work was handed to it or a wanted
- * message is already waiting (cdn_progress_quiet).  This replaces the
- * start timer (cdn_progress_defer), whose arming and disarming cost 11 us
- * per call on this KVM guest.  Only with quiet doorbells and a progress
- * thread, outside other polling; returns whether it entered (pass it to
- * _end). */
+/* A nonblocking call starts a small operation and returns: between _begin
+ * and _end it counts as a poller (cdn_progress_app_enter), so nothing
+ * rings the progress thread and no wake-up is asked for while it starts
+ * the operation's first steps; _end polls the transports once (taking
+ * what already arrived for them) and, as the last poller leaving, wakes
+ * the thread with one eventfd write only if something it wants is still
+ * waiting (cdn_progress_quiet).  A want finding its message waiting armed
+ * the start timer instead, whose arming and disarming cost 11 us per call
+ * on this KVM guest.  Not for work handed to the thread: woken as the
+ * call returns, the thread would run before the application's computation
+ * rather than during it (the start timer's reason).  Only with quiet
+ * doorbells and a progress thread, outside other polling; returns whether
+ * it entered (pass it to _end). */
 bool cdn_progress_start_begin(void);
 void cdn_progress_start_end(bool entered);
 

@@ -48,8 +48,7 @@ const struct cdn_param cdn_params[] = {
      "When the progress thread shares the application's only processing unit: microseconds it "
      "waits before running work queued by a nonblocking call (a started collective), so that "
      "it preempts the application's computation rather than the call that queued the work. "
-     "0: no wait. A collective started over shared memory only wakes the thread as its "
-     "call returns instead."},
+     "0: no wait."},
     {"CADENCE_SHM", "boolean", "1", "library",
      "Use the shared-memory transport between processes of one node. 0 turns it off (TCP "
      "then carries their messages, unless CADENCE_TRANSPORTS leaves it out)."},

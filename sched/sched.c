@@ -762,10 +762,15 @@ void cdn_sched_retag(struct cdn_request *r, int base_tag)
 
 int cdn_sched_start(struct cdn_request *r)
 {
-    /* A schedule that can neither want anything nor hand work over starts
-     * without the poller's bookkeeping (a 2-rank small allreduce) */
+    /* A small schedule that may want something starts as a poller: what
+     * it finds waiting it takes itself, and the thread is not woken for
+     * it.  One that can want nothing needs no bookkeeping (a 2-rank small
+     * allreduce).  One that hands work over leaves the thread's wake-up to
+     * the start timer (cdn_progress_defer): woken as the call returns, the
+     * thread would take the processor before the application's computation
+     * starts instead of during it. */
     struct cdn_sched *s = sched_of(r);
-    bool entered = (s->wakes || r->parent != NULL || s->bytes >= cdn_engine.background_min) &&
+    bool entered = (s->wakes || r->parent != NULL) && s->bytes < cdn_engine.background_min &&
                    cdn_progress_start_begin();
     int rc = start_instance(r, true);
     cdn_progress_start_end(entered);

@@ -96,9 +96,9 @@ void cdn_sched_retag(struct cdn_request *r, int base_tag);
  * has its first receives, copies and reductions handed to the progress
  * thread, so the call returns at once and the schedule advances while the
  * application computes; a smaller one (or any without a progress thread)
- * runs them in the calling thread.  The call counts as a poller
- * (cdn_progress_start_begin): what it starts wakes the thread at most once,
- * as it returns. */
+ * runs them in the calling thread, as a poller when it may want
+ * something (cdn_progress_start_begin): it wakes the thread only for what
+ * it could not take itself. */
 int cdn_sched_start(struct cdn_request *r);
 /* Start an instance and run its ready nodes in the calling thread, for a
  * caller that waits for it next (blocking collectives). */

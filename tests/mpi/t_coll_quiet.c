@@ -17,10 +17,19 @@
  * persistent allreduce, bcast and alltoall started many times, and their
  * blocking and nonblocking forms as many times, at 8 B, 4 KiB and
  * 64 KiB; the data change at every start, and every result is checked.
+ * With more ranks than processors (unbound), the progress thread must
+ * run without a raised priority.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  /* sched_getaffinity */
+#endif
+#include <errno.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "check_mpi.h"
 #include "thread_switches.h"
@@ -182,6 +191,25 @@ static void repeat(void)
             }
 }
 
+/* More ranks than processors (and no binding: mpirun binds none then):
+ * the progress thread must not preempt the ranks that have work, so it
+ * keeps the default priority (docs/progress.md, "Oversubscription"). */
+static void oversubscribed_thread(void)
+{
+    cpu_set_t set;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || size <= online ||
+        CPU_COUNT(&set) < online)
+        return;
+    long tid = progress_thread_tid();
+    if (tid < 0)
+        return;  /* CADENCE_PROGRESS_THREADS=0 */
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)tid);
+    CHECK(errno == 0 && nice >= 0, "%d ranks on %ld processors: the progress thread runs at "
+          "nice %d (wants >= 0: no raised priority when oversubscribed)", size, online, nice);
+}
+
 static void quiet(void)
 {
     static const int counts[] = {1, 512};
@@ -219,8 +247,10 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "repeat";
     if (strcmp(mode, "quiet") == 0)
         quiet();
-    else
+    else {
         repeat();
+        oversubscribed_thread();
+    }
     MPI_Finalize();
     return check_summary(mode);
 }

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Context switches so far (voluntary, plus involuntary when all) of the
@@ -28,16 +29,15 @@ static long task_switches(const char *path, bool all)
     return total;
 }
 
-/* Context switches so far of this process's thread named cdn-progress, or
- * -1 if there is none. */
-static long progress_thread_switches(void)
+/* The thread id of this process's thread named cdn-progress, or -1. */
+static long progress_thread_tid(void)
 {
     DIR *d = opendir("/proc/self/task");
     if (d == NULL)
         return -1;
-    long total = -1;
+    long tid = -1;
     struct dirent *e;
-    while (total < 0 && (e = readdir(d)) != NULL) {
+    while (tid < 0 && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
         char path[300], line[256];
@@ -47,13 +47,23 @@ static long progress_thread_switches(void)
                     strncmp(line, "cdn-progress", 12) == 0;
         if (f != NULL)
             fclose(f);
-        if (!ours)
-            continue;
-        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
-        total = task_switches(path, true);
+        if (ours)
+            tid = strtol(e->d_name, NULL, 10);
     }
     closedir(d);
-    return total;
+    return tid;
+}
+
+/* Context switches so far of this process's thread named cdn-progress, or
+ * -1 if there is none. */
+static long progress_thread_switches(void)
+{
+    long tid = progress_thread_tid();
+    if (tid < 0)
+        return -1;
+    char path[300];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+    return task_switches(path, true);
 }
 
 #endif

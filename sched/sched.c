@@ -90,7 +90,8 @@ struct cdn_sched {
     bool running;
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
-    bool steps_after_send;            /* a rendezvous send or nested request has successors */
+    bool steps_after_send;            /* a rendezvous send leads to a send, or a nested
+                                       * request has successors */
     bool wakes;                       /* starting it may ask for the progress thread: it has
                                        * urgent receives, nested requests or wanted sends */
     bool wanting;                     /* this instance holds a CDN_WANT_DONE */
@@ -437,8 +438,9 @@ static bool eager(const struct cdn_sched *s, const struct node *nd)
  * thread that waits for the schedule does that work a moment later, while
  * waking the progress thread for it would preempt the application on its
  * core (a 2-rank allreduce's one receive, a broadcast's leaf).  Completions
- * of sends are wanted when a rendezvous send or a nested request has
- * successors: an eager send completes as it is sent, nothing comes back. */
+ * of sends are wanted the same way: when a rendezvous send leads to a
+ * send, nested request or callback (an eager send completes as it is
+ * sent, nothing comes back), or a nested request has successors. */
 static void mark_urgency(struct cdn_sched *s)
 {
     bool *leads = calloc((size_t)s->n, sizeof *leads);
@@ -454,7 +456,9 @@ static void mark_urgency(struct cdn_sched *s)
         }
         if (nd->kind == N_RECV)
             nd->lazy = !leads[i] && eager(s, nd);
-        else if ((nd->kind == N_SEND && !eager(s, nd)) || nd->kind == N_REQUEST)
+        else if (nd->kind == N_SEND && !eager(s, nd))
+            s->steps_after_send |= leads[i];
+        else if (nd->kind == N_REQUEST)
             s->steps_after_send |= nd->nsucc > 0;
         s->wakes |= (nd->kind == N_RECV && !nd->lazy) || nd->kind == N_REQUEST;
     }

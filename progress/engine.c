@@ -40,7 +40,7 @@ struct cdn_engine cdn_engine = {
     .epfd = -1,
     .wake_fd = -1,
     .spin_polls = 2000,
-    .background_min = 32768,
+    .background_min = 262144,
 };
 
 CDN_TLS bool cdn_progress_in_thread;
@@ -48,6 +48,10 @@ CDN_TLS bool cdn_progress_blocking;
 /* A wake-up of the progress thread left out inside a blocking call's start
  * (wake_soon), to be settled by cdn_progress_wait_until. */
 static CDN_TLS bool wake_owed;
+/* This application thread polls in cdn_progress_wait_until. */
+static CDN_TLS bool polling_here;
+/* ... or starts work between cdn_progress_start_begin and _end. */
+static CDN_TLS bool starting;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 static int timer_tag;          /* epoll data of the timer_fd */
@@ -127,12 +131,26 @@ static int transports_open(void)
     return MPI_SUCCESS;
 }
 
+bool cdn_progress_oversubscribed(int local_size)
+{
+    const char *v = cdn_param_str("CADENCE_PROGRESS_OVERSUBSCRIBED");
+    if (v != NULL && strcmp(v, "auto") != 0)
+        return cdn_progress_param_long("CADENCE_PROGRESS_OVERSUBSCRIBED", 0, 0, 1) != 0;
+    cpu_set_t set;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || online < 1)
+        return false;
+    long mine = CPU_COUNT(&set);
+    return local_size > (mine < online ? online : mine);
+}
+
 int cdn_progress_init(void)
 {
     cdn_engine.spin_polls = (int)cdn_progress_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
+    cdn_engine.oversubscribed = cdn_progress_oversubscribed(cdn_rt.local_size);
     cdn_engine.thread_on = cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, 1) != 0;
     cdn_engine.background_min =
-        cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 32768, 0, 1L << 40);
+        cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 262144, 0, 1L << 40);
     cdn_engine.start_delay_ns =
         1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 10, 0, 1000000);
     cdn_sent_init();
@@ -271,6 +289,15 @@ static void wake_soon(void)
         wake_owed = true;
         return;
     }
+    if ((polling_here || starting) && cdn_engine.quiet_poll) {
+        /* A waiter's own poll raised a want or queued work: it takes them
+         * itself, and when it leaves, the last poller's look at the rings
+         * and the work list (cdn_progress_quiet) wakes the thread for what
+         * is still there.  Arming the start timer here woke the thread
+         * 10 us into the wait, onto the waiter's core, at every 64 KiB
+         * MPI_Ibcast + MPI_Wait. */
+        return;
+    }
     /* seq_cst: pairs with the sleeper's store of thread_asleep and its look
      * at nwork (a thread about to sleep sees the work instead) */
     bool asleep = atomic_load_explicit(&cdn_engine.thread_asleep, memory_order_seq_cst);
@@ -355,13 +382,11 @@ static int run_work(void)
     return n;
 }
 
-int cdn_progress_poll(void)
+/* Poll every transport once (the deferred work left alone). */
+static int poll_transports(void)
 {
-    int ran = 0;
-    if (atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
-        ran = run_work();
     if (cdn_engine.ntransports == 0)
-        return ran;
+        return 0;
     bool busy = false;
     for (int i = 0; i < cdn_engine.ntransports && !busy; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
@@ -369,8 +394,8 @@ int cdn_progress_poll(void)
     }
     if (!busy || atomic_load_explicit(&cdn_engine.poll_lock, memory_order_relaxed) ||
         atomic_exchange_explicit(&cdn_engine.poll_lock, true, memory_order_acquire))
-        return ran;
-    int n = ran;
+        return 0;
+    int n = 0;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         n += tp->ops->poll(tp);
@@ -379,6 +404,14 @@ int cdn_progress_poll(void)
      * for the store buffer (the release of the ring cells just read) */
     atomic_store_explicit(&cdn_engine.poll_lock, false, memory_order_release);
     return n;
+}
+
+int cdn_progress_poll(void)
+{
+    int ran = 0;
+    if (atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
+        ran = run_work();
+    return ran + poll_transports();
 }
 
 void cdn_progress_signal(void)
@@ -566,6 +599,29 @@ void cdn_progress_blocking_end(void)
     }
 }
 
+bool cdn_progress_start_begin(void)
+{
+    if (!cdn_engine.quiet_poll || !cdn_engine.thread_on || cdn_progress_in_thread ||
+        cdn_progress_blocking || polling_here || starting)
+        return false;
+    starting = true;
+    cdn_progress_app_enter();
+    return true;
+}
+
+void cdn_progress_start_end(bool entered)
+{
+    if (!entered)
+        return;
+    /* What arrived for the operation while it started (a peer's RTS for a
+     * receive just posted) would wake the thread as we leave, to preempt
+     * the application right after this call for a moment's work: take it
+     * here. */
+    poll_transports();
+    starting = false;
+    cdn_progress_app_leave();  /* wakes the thread for what is left (cdn_progress_quiet) */
+}
+
 void cdn_progress_quiet(int delta)
 {
     bool wake = false;
@@ -615,6 +671,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
     else
         cdn_progress_app_enter();
     wake_owed = false;  /* this thread polls now; cdn_progress_quiet settles the rest */
+    polling_here = true;
     cancel_start_timer();
     int idle = 0;
     bool slept = false;  /* since the last event found */
@@ -634,7 +691,13 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
             continue;
         }
         if (++idle < cdn_engine.spin_polls) {
-            CDN_CPU_RELAX();
+            /* Oversubscribed: the peer we wait for may need this processor
+             * (yield-when-idle); a yield with nobody else runnable costs
+             * a system call and nothing more. */
+            if (cdn_engine.oversubscribed)
+                sched_yield();
+            else
+                CDN_CPU_RELAX();
             continue;
         }
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_relaxed);
@@ -647,6 +710,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
          * spin. */
         idle = gen_unchanged(gen) ? cdn_engine.spin_polls - 1 : 0;
     }
+    polling_here = false;
     cdn_progress_app_leave();
 }
 
@@ -658,6 +722,12 @@ struct cdn_transport *cdn_progress_transport_for(int world_rank)
             return tp;
     }
     return NULL;
+}
+
+size_t cdn_progress_eager_limit(int world_rank)
+{
+    struct cdn_transport *tp = cdn_progress_transport_for(world_rank);
+    return tp != NULL ? tp->eager_limit : 0;
 }
 
 void cdn_progress_want(enum cdn_want w, int delta)

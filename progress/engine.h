@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define CDN_MAX_TRANSPORTS 4
 
@@ -74,6 +75,8 @@ struct cdn_engine {
     atomic_bool thread_stop;
     pthread_t thread;
     int spin_polls;               /* empty polls before sleeping */
+    bool oversubscribed;          /* more ranks on the node than processing units
+                                   * (cdn_progress_oversubscribed) */
     long background_min;          /* bytes: schedules worth handing to the thread */
     atomic_uint app_pollers;      /* application threads polling in a blocking call */
     atomic_bool parked;           /* the progress thread sleeps in cdn_progress_park */
@@ -103,6 +106,16 @@ int cdn_progress_init(void);
 int cdn_progress_wireup(void);
 void cdn_progress_finalize(void);
 
+/* Are there more ranks on this node than processing units for them?  The
+ * launcher spreads bound ranks over the node's units, so a process bound to
+ * fewer units than are online compares the local rank count with the
+ * online units, an unbound one with the units it may use.
+ * CADENCE_PROGRESS_OVERSUBSCRIBED (auto, 0, 1) overrides.  Then nobody
+ * spins: waiters yield the processor between polls (the ranks that must
+ * make progress get it at once) and the progress thread sleeps without
+ * spinning and without a raised priority. */
+bool cdn_progress_oversubscribed(int local_size);
+
 /* Poll every transport once; returns how many events were processed. */
 int cdn_progress_poll(void);
 /* Something completed: wake threads sleeping on the generation.  Called
@@ -125,6 +138,9 @@ void cdn_progress_let_app_out(void);
 void cdn_progress_kick(void);
 /* The transport that reaches a world rank, or NULL. */
 struct cdn_transport *cdn_progress_transport_for(int world_rank);
+/* The largest message the transport reaching world_rank sends eagerly
+ * (whole, with no answer from the receiver); 0 if none reaches it. */
+size_t cdn_progress_eager_limit(int world_rank);
 
 /* An application thread starts / stops polling in a blocking call.  While
  * one does, the progress thread stands aside (it would only compete for the
@@ -166,6 +182,22 @@ void cdn_progress_stand_aside(void);
 extern CDN_TLS bool cdn_progress_blocking;
 void cdn_progress_blocking_begin(void);
 void cdn_progress_blocking_end(void);
+
+/* A nonblocking call starts a small operation and returns: between _begin
+ * and _end it counts as a poller (cdn_progress_app_enter), so nothing
+ * rings the progress thread and no wake-up is asked for while it starts
+ * the operation's first steps; _end polls the transports once (taking
+ * what already arrived for them) and, as the last poller leaving, wakes
+ * the thread with one eventfd write only if something it wants is still
+ * waiting (cdn_progress_quiet).  A want finding its message waiting armed
+ * the start timer instead, whose arming and disarming cost 11 us per call
+ * on this KVM guest.  Not for work handed to the thread: woken as the
+ * call returns, the thread would run before the application's computation
+ * rather than during it (the start timer's reason).  Only with quiet
+ * doorbells and a progress thread, outside other polling; returns whether
+ * it entered (pass it to _end). */
+bool cdn_progress_start_begin(void);
+void cdn_progress_start_end(bool entered);
 
 /* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN
  * empty polls, then sleep until something completes or arrives.  Every

@@ -116,10 +116,15 @@ static void *progress_main(void *arg)
     /* Spinning pays only on a processing unit of our own; bound to one
      * (mpirun binds a rank to a core) it would steal the application's. */
     int npu = pin_self();
-    int spin = npu > 1 ? cdn_engine.spin_polls : 0;
+    int spin = npu > 1 && !cdn_engine.oversubscribed ? cdn_engine.spin_polls : 0;
     atomic_store(&cdn_engine.thread_shares_pu, npu == 1);
-    shorten_slice();
-    raise_priority();
+    /* Oversubscribed, every processing unit already has ranks waiting for
+     * it: a thread that preempts them takes the processor from a rank
+     * that must make progress. */
+    if (!cdn_engine.oversubscribed) {
+        shorten_slice();
+        raise_priority();
+    }
     prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     int idle = 0;
     /* Parks last from 50 us, doubling while application threads keep

@@ -28,10 +28,17 @@ const struct cdn_param cdn_params[] = {
      "(root, CAP_SYS_NICE or RLIMIT_NICE; else as far as RLIMIT_NICE allows, or 0): it then "
      "preempts a computing application thread on its core as soon as work arrives. It sleeps "
      "when idle. 0 leaves the priority alone."},
-    {"CADENCE_PROGRESS_BACKGROUND_MIN", "integer", "32768", "library",
-     "Bytes: a nonblocking or persistent collective moving at least this much hands its "
-     "receives, copies and reductions to the progress thread when started, so it advances "
-     "while the application computes; smaller ones start in the calling thread."},
+    {"CADENCE_PROGRESS_OVERSUBSCRIBED", "choice", "auto", "library",
+     "auto: the process counts as oversubscribed when its node runs more ranks than "
+     "processing units for them (a process bound to fewer units than are online compares "
+     "with the online units, an unbound one with those it may use). 1 or 0 force it. "
+     "Oversubscribed, waiting threads yield the processor between polls and the progress "
+     "thread neither spins nor raises its priority."},
+    {"CADENCE_PROGRESS_BACKGROUND_MIN", "integer", "262144", "library",
+     "Bytes: a nonblocking or persistent collective whose largest step (a message, copy or "
+     "reduction) moves at least this much hands its receives, copies and reductions to the "
+     "progress thread when started, so it advances while the application computes; smaller "
+     "ones start in the calling thread and wake the thread only for messages that need it."},
     {"CADENCE_COLL_KEEP_BYTES", "integer", "1048576", "library",
      "Bytes: a blocking or nonblocking barrier, bcast, reduce, allreduce or alltoall on an "
      "intracommunicator moving at most this much (per buffer; per block for alltoall) leaves "

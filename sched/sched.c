@@ -30,6 +30,7 @@
 #include "runtime/datatype.h"
 #include "runtime/error.h"
 #include "runtime/op.h"
+#include "runtime/runtime.h"
 
 enum node_kind { N_NOP, N_SEND, N_RECV, N_REQUEST, N_REDUCE, N_COPY, N_CALLBACK };
 
@@ -40,6 +41,9 @@ struct node {
     int *succ;
     struct cdn_request *child;        /* N_SEND, N_RECV, N_REQUEST */
     struct cdn_request *proxy;
+    MPI_Count bytes;                  /* N_SEND, N_RECV: the message's size */
+    int peer;                         /* ... and the other rank */
+    bool lazy;                        /* N_RECV: its arrival needs no prompt action */
     union {
         struct {
             const void *in;
@@ -85,8 +89,11 @@ struct cdn_sched {
     int rhead, rtail;
     bool running;
     struct cdn_work work;             /* a start handed to the progress engine */
-    MPI_Count bytes;                  /* data its nodes move or reduce */
-    bool steps_after_send;            /* a send or nested request has successors */
+    MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
+    bool steps_after_send;            /* a rendezvous send leads to a send, or a nested
+                                       * request has successors */
+    bool wakes;                       /* starting it may ask for the progress thread: it has
+                                       * urgent receives, nested requests or wanted sends */
     bool wanting;                     /* this instance holds a CDN_WANT_DONE */
 };
 
@@ -213,6 +220,11 @@ void cdn_sched_round(struct cdn_sched *s)
     int first = s->round_first, last = s->n;
     if (last == first)
         return;
+    if (last - first == 1) {  /* a round of one node is its own join */
+        s->round_join = first;
+        s->round_first = s->n;
+        return;
+    }
     s->round_join = -1;  /* the join depends on the round, not on the join before */
     int j = add_node(s, N_NOP);
     if (j < 0)
@@ -263,6 +275,24 @@ static int add_p2p(struct cdn_sched *s, int kind, int rc, struct cdn_request *r)
     return add_child(s, kind, r);
 }
 
+/* A node moving, copying or reducing `bytes`: the schedule's largest step
+ * decides whether starting it hands work to the progress thread. */
+static void step_bytes(struct cdn_sched *s, MPI_Count bytes)
+{
+    if (bytes > s->bytes)
+        s->bytes = bytes;
+}
+
+/* Note node id's message size and peer (for cdn_sched_commit). */
+static int set_message(struct cdn_sched *s, int id, MPI_Count bytes, int peer)
+{
+    if (id >= 0) {
+        s->nodes[id].bytes = bytes;
+        s->nodes[id].peer = peer;
+    }
+    return id;
+}
+
 int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
                    struct cdn_datatype *dt, int peer, int sub)
 {
@@ -270,8 +300,8 @@ int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
     if (!sub_ok(s, sub))
         return -1;
     int rc = cdn_p2p_send_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
-    s->bytes += count * cdn_datatype_size(dt);
-    return add_p2p(s, N_SEND, rc, r);
+    step_bytes(s, count * cdn_datatype_size(dt));
+    return set_message(s, add_p2p(s, N_SEND, rc, r), count * cdn_datatype_size(dt), peer);
 }
 
 int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_datatype *dt,
@@ -281,8 +311,8 @@ int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_d
     if (!sub_ok(s, sub))
         return -1;
     int rc = cdn_p2p_recv_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
-    s->bytes += count * cdn_datatype_size(dt);
-    return add_p2p(s, N_RECV, rc, r);
+    step_bytes(s, count * cdn_datatype_size(dt));
+    return set_message(s, add_p2p(s, N_RECV, rc, r), count * cdn_datatype_size(dt), peer);
 }
 
 int cdn_sched_request(struct cdn_sched *s, struct cdn_request *child)
@@ -307,7 +337,7 @@ int cdn_sched_reduce(struct cdn_sched *s, const void *in, void *inout, MPI_Count
     nd->u.red.count = count;
     nd->u.red.dt = dt;
     nd->u.red.op = op;
-    s->bytes += count * cdn_datatype_size(dt);
+    step_bytes(s, count * cdn_datatype_size(dt));
     cdn_datatype_retain(dt);
     cdn_op_retain(op);
     return id;
@@ -327,7 +357,7 @@ int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
     nd->u.copy.dcount = dcount;
     nd->u.copy.sdt = sdt;
     nd->u.copy.ddt = ddt;
-    s->bytes += scount * cdn_datatype_size(sdt);
+    step_bytes(s, scount * cdn_datatype_size(sdt));
     cdn_datatype_retain(sdt);
     cdn_datatype_retain(ddt);
     return id;
@@ -386,6 +416,56 @@ void cdn_sched_on_free(struct cdn_sched *s, void (*fn)(void *arg), void *arg)
     s->free_arg = arg;
 }
 
+/* Does node nd's message travel whole, with no answer from the receiver
+ * (eager, or none at all)?  Then the sender's request completes as it is
+ * sent and the receiver's as it arrives: nobody waits for the other side
+ * to act on it. */
+static bool eager(const struct cdn_sched *s, const struct node *nd)
+{
+    if (nd->peer < 0)  /* MPI_PROC_NULL */
+        return true;
+    int world = cdn_comm_world_rank(s->comm, nd->peer);
+    if (world == cdn_rt.world_rank)
+        return nd->bytes <= CDN_SELF_EAGER_LIMIT;
+    return (size_t)nd->bytes <= cdn_progress_eager_limit(world);
+}
+
+/* Which completions must wake a sleeping progress thread (docs/progress.md,
+ * "Wants").  A receive is lazy -- posted without CDN_WANT_DATA, so its
+ * message does not ring -- when it is eager and nothing that other ranks or
+ * a callback wait for follows it, directly or not: then only local work (a
+ * reduction, a copy, the schedule's completion) waits for it, and the
+ * thread that waits for the schedule does that work a moment later, while
+ * waking the progress thread for it would preempt the application on its
+ * core (a 2-rank allreduce's one receive, a broadcast's leaf).  Completions
+ * of sends are wanted the same way: when a rendezvous send leads to a
+ * send, nested request or callback (an eager send completes as it is
+ * sent, nothing comes back), or a nested request has successors. */
+static void mark_urgency(struct cdn_sched *s)
+{
+    bool *leads = calloc((size_t)s->n, sizeof *leads);
+    if (leads == NULL) {
+        fail(s, MPI_ERR_NO_MEM);
+        return;
+    }
+    for (int i = s->n - 1; i >= 0; i--) {  /* successors have larger ids */
+        struct node *nd = &s->nodes[i];
+        for (int k = 0; k < nd->nsucc && !leads[i]; k++) {
+            int j = nd->succ[k], kind = s->nodes[j].kind;
+            leads[i] = leads[j] || kind == N_SEND || kind == N_REQUEST || kind == N_CALLBACK;
+        }
+        if (nd->kind == N_RECV)
+            nd->lazy = !leads[i] && eager(s, nd);
+        else if (nd->kind == N_SEND && !eager(s, nd))
+            s->steps_after_send |= leads[i];
+        else if (nd->kind == N_REQUEST)
+            s->steps_after_send |= nd->nsucc > 0;
+        s->wakes |= (nd->kind == N_RECV && !nd->lazy) || nd->kind == N_REQUEST;
+    }
+    s->wakes |= s->steps_after_send;
+    free(leads);
+}
+
 int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out)
 {
     if (!s->failed && s->n > 0) {
@@ -394,9 +474,8 @@ int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request
         if (s->left == NULL || s->ready == NULL)
             fail(s, MPI_ERR_NO_MEM);
     }
-    for (int i = 0; i < s->n; i++)
-        if ((s->nodes[i].kind == N_SEND || s->nodes[i].kind == N_REQUEST) && s->nodes[i].nsucc > 0)
-            s->steps_after_send = true;
+    if (!s->failed)
+        mark_urgency(s);
     if (s->failed) {
         int cls = s->failed;
         cdn_request_release(s->req);
@@ -509,6 +588,10 @@ static void run_node(struct cdn_sched *s, int i)
         cdn_request_arm(nd->proxy, 1);
         if (nd->kind == N_REQUEST)
             nd->child->active = true;
+        /* Not posted now (its last instance completed): the flag may change.
+         * A nested schedule's completion is a step of its parent. */
+        if (nd->kind == N_RECV)
+            nd->child->u.p2p.urgent = !nd->lazy || s->req->parent != NULL;
         nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
         return;
     case N_REDUCE:
@@ -538,6 +621,9 @@ static bool light(const struct node *nd)
     return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK;
 }
 
+/* The schedule whose ready queue this thread drains (innermost). */
+static _Thread_local struct cdn_sched *draining;
+
 /* Run ready nodes until none is left, unless another thread already does.
  * keep_heavy (the start of a schedule handed to the progress thread): run
  * only the light ones here, so messages leave at once, and leave the others
@@ -549,6 +635,8 @@ static bool drain(struct cdn_sched *s, bool keep_heavy)
     pthread_mutex_lock(&s->lock);
     if (!s->running) {
         s->running = true;
+        struct cdn_sched *outer = draining;
+        draining = s;
         int from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
         while (s->rhead < s->rtail) {
             int i = s->ready[s->rhead++];
@@ -566,6 +654,7 @@ static bool drain(struct cdn_sched *s, bool keep_heavy)
         s->rtail = w;
         kept = w > from;
         s->running = false;
+        draining = outer;
     }
     pthread_mutex_unlock(&s->lock);
     cdn_request_release(s->req);
@@ -590,14 +679,19 @@ static void node_done(struct cdn_sched *s, int i)
     for (int k = 0; k < nd->nsucc; k++) {
         int j = nd->succ[k];
         if (atomic_fetch_sub_explicit(&s->left[j], 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&s->lock);
+            if (!pushed)
+                pthread_mutex_lock(&s->lock);
             s->ready[s->rtail++] = j;
-            pthread_mutex_unlock(&s->lock);
             pushed = true;
         }
     }
-    if (pushed)
-        drain(s, false);
+    if (pushed) {
+        pthread_mutex_unlock(&s->lock);
+        /* completed inside this thread's own drain of s (a node that
+         * finished as it started): that loop runs them next */
+        if (draining != s)
+            drain(s, false);
+    }
     if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) == 1)
         finish(s);
 }
@@ -672,7 +766,19 @@ void cdn_sched_retag(struct cdn_request *r, int base_tag)
 
 int cdn_sched_start(struct cdn_request *r)
 {
-    return start_instance(r, true);
+    /* A small schedule that may want something starts as a poller: what
+     * it finds waiting it takes itself, and the thread is not woken for
+     * it.  One that can want nothing needs no bookkeeping (a 2-rank small
+     * allreduce).  One that hands work over leaves the thread's wake-up to
+     * the start timer (cdn_progress_defer): woken as the call returns, the
+     * thread would take the processor before the application's computation
+     * starts instead of during it. */
+    struct cdn_sched *s = sched_of(r);
+    bool entered = (s->wakes || r->parent != NULL) && s->bytes < cdn_engine.background_min &&
+                   cdn_progress_start_begin();
+    int rc = start_instance(r, true);
+    cdn_progress_start_end(entered);
+    return rc;
 }
 
 int cdn_sched_run(struct cdn_request *r)

@@ -92,10 +92,13 @@ bool cdn_sched_reusable(struct cdn_request *r);
  * a schedule kept for an identical later call takes that call's tags. */
 void cdn_sched_retag(struct cdn_request *r, int base_tag);
 /* Start an instance (what MPI_Start does for a persistent schedule).  One
- * that moves at least CADENCE_PROGRESS_BACKGROUND_MIN bytes has its first
- * nodes handed to the progress thread, so the call returns at once and the
- * schedule advances while the application computes; a smaller one (or any
- * without a progress thread) runs them in the calling thread. */
+ * whose largest step moves at least CADENCE_PROGRESS_BACKGROUND_MIN bytes
+ * has its first receives, copies and reductions handed to the progress
+ * thread, so the call returns at once and the schedule advances while the
+ * application computes; a smaller one (or any without a progress thread)
+ * runs them in the calling thread, as a poller when it may want
+ * something (cdn_progress_start_begin): it wakes the thread only for what
+ * it could not take itself. */
 int cdn_sched_start(struct cdn_request *r);
 /* Start an instance and run its ready nodes in the calling thread, for a
  * caller that waits for it next (blocking collectives). */

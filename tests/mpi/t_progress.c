@@ -40,7 +40,6 @@
  * idle: rank 1 blocks in MPI_Recv for 5 s while rank 0 sleeps; each
  * process must use under 1% of a core meanwhile (getrusage, all threads).
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdatomic.h>
@@ -53,6 +52,7 @@
 #include <unistd.h>
 
 #include "check_mpi.h"
+#include "thread_switches.h"
 
 static double now(void)
 {
@@ -296,53 +296,6 @@ static void idle(int rank, double seconds)
     printf("idle: rank %d used %.3f s of CPU in %.2f s\n", rank, used, wall);
     CHECK(used < 0.01 * wall, "idle: rank %d used %.3f s of CPU in %.2f s (%.1f%% of a core, "
           "limit 1%%)", rank, used, wall, 100 * used / wall);
-}
-
-/* Context switches so far (voluntary, plus involuntary when all) of the
- * task whose /proc status file is path, or -1. */
-static long task_switches(const char *path, bool all)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    long total = 0;
-    char line[256];
-    while (fgets(line, sizeof line, f) != NULL) {
-        long v;
-        if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
-            (all && sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1))
-            total += v;
-    }
-    fclose(f);
-    return total;
-}
-
-/* Context switches so far of this process's thread named cdn-progress, or
- * -1 if there is none. */
-static long progress_thread_switches(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    if (d == NULL)
-        return -1;
-    long total = -1;
-    struct dirent *e;
-    while (total < 0 && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], line[256];
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        bool ours = f != NULL && fgets(line, sizeof line, f) != NULL &&
-                    strncmp(line, "cdn-progress", 12) == 0;
-        if (f != NULL)
-            fclose(f);
-        if (!ours)
-            continue;
-        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
-        total = task_switches(path, true);
-    }
-    closedir(d);
-    return total;
 }
 
 /* Windows of 64 nonblocking 8-byte messages (MPI_Isend / MPI_Irecv, then

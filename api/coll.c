@@ -730,6 +730,11 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
         rc = check_op(fn, op, dt, &o);
     if (rc == MPI_SUCCESS && significant && contributes)
         rc = check_aliased(fn, sendbuf, recvbuf, count);
+    if (rc == MPI_SUCCESS && kind == R_ALLREDUCE && form == F_BLOCK && dt != NULL &&
+        cdn_coll_allreduce_direct_fits(c, count, dt, o)) {
+        arrays_free(&a);
+        return cdn_coll_allreduce_direct(fn, c, sendbuf, recvbuf, count, dt, o);
+    }
     struct cdn_coll_key kk, *key = NULL;
     if (rc == MPI_SUCCESS && (kind == R_ALLREDUCE || kind == R_REDUCE)) {
         bool all = kind == R_ALLREDUCE;

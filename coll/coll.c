@@ -103,6 +103,12 @@ static int next_tag(struct coll_state *st)
     return (int)((seq & ((1u << SEQ_BITS) - 1)) * CDN_SCHED_SUBTAGS);
 }
 
+int cdn_coll_next_tag(struct cdn_comm *comm)
+{
+    struct coll_state *st = state_of(comm);
+    return st == NULL ? -1 : next_tag(st);
+}
+
 struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent)
 {
     struct coll_state *st = state_of(comm);

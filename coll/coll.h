@@ -36,6 +36,9 @@ enum { CDN_ALG_AUTO = 0,
 /* A schedule for the next collective call on comm (its tags come from the
  * communicator's collective sequence number); NULL when out of memory. */
 struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent);
+/* The next call's base tag on comm (what cdn_coll_sched gives its
+ * schedule), for a collective run without one; -1 when out of memory. */
+int cdn_coll_next_tag(struct cdn_comm *comm);
 
 /* The algorithm forced for a collective on comm (CADENCE_<COLL>_ALGORITHM,
  * then the communicator's info key cadence_<coll>_algorithm), or
@@ -66,6 +69,14 @@ struct cdn_request *cdn_coll_kept_take(struct cdn_comm *comm, const struct cdn_c
  * keeps its reference. */
 void cdn_coll_kept_put(struct cdn_comm *comm, const struct cdn_coll_key *k, struct cdn_request *r);
 
+/* Blocking allreduce of at most CDN_ALLREDUCE_DIRECT_MAX contiguous bytes
+ * by recursive doubling, straight on point-to-point requests (no schedule):
+ * does this call qualify, and run it (coll/reduce.c). */
+#define CDN_ALLREDUCE_DIRECT_MAX 1024
+bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt,
+                                    struct cdn_op *op);
+int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sbuf, void *rbuf,
+                              MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op);
 void cdn_coll_barrier(struct cdn_sched *s, struct cdn_comm *c);
 void cdn_coll_bcast(struct cdn_sched *s, struct cdn_comm *c, void *buf, MPI_Count count,
                     struct cdn_datatype *dt, int root);

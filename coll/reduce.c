@@ -13,8 +13,14 @@
  * a's buffer is reduce(a, b) followed by a copy of b into a.
  */
 #include "coll/coll.h"
+
+#include <string.h>
+
+#include "progress/engine.h"
+#include "progress/p2p.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
+#include "runtime/error.h"
 #include "runtime/op.h"
 #include "sched/sched.h"
 
@@ -308,4 +314,105 @@ void cdn_coll_scan(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, vo
     }
     if (!exclusive)
         cdn_sched_copy(s, partial, count, dt, rbuf, count, dt);
+}
+
+/* ---- blocking allreduce of a few bytes, without a schedule ----
+ *
+ * A kept schedule still costs a small blocking allreduce its node
+ * bookkeeping, locks and proxies on every call -- as much again as the
+ * exchange itself at 8 bytes.  So a blocking call of at most
+ * CDN_ALLREDUCE_DIRECT_MAX contiguous bytes runs the same recursive
+ * doubling (same peers, sub-tags and combining order as allreduce_rd,
+ * so the bits are the same) straight on point-to-point requests, with the
+ * partner's data in a buffer on the stack. */
+
+bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt,
+                                    struct cdn_op *op)
+{
+    (void)op;
+    MPI_Count bytes = count * cdn_datatype_size(dt);
+    return !c->inter && c->size > 1 && count > 0 && bytes <= CDN_ALLREDUCE_DIRECT_MAX &&
+           cdn_datatype_true_lb(dt) == 0 && cdn_datatype_is_contig(dt, count) &&
+           cdn_coll_forced(c, CDN_COLL_ALLREDUCE) != CDN_ALLREDUCE_RING;
+}
+
+/* Send acc to peer and/or receive from it into into (NULL: no receive),
+ * both under tag, and wait for both. */
+static int exchange(struct cdn_comm *c, const void *acc, void *into, MPI_Count count,
+                    struct cdn_datatype *dt, int peer, int tag, bool send)
+{
+    struct cdn_request *rr = NULL, *sr = NULL;
+    cdn_progress_blocking_begin();  /* the waits below poll at once */
+    int rc = MPI_SUCCESS;
+    if (into != NULL) {  /* not urgent: this thread polls for it */
+        rc = cdn_p2p_recv_internal(into, count, dt, peer, tag, c, true, &rr);
+        if (rc == MPI_SUCCESS) {
+            rr->u.p2p.urgent = false;
+            rc = rr->ops->start(rr);
+        }
+    }
+    if (rc == MPI_SUCCESS && send)
+        rc = cdn_p2p_send_internal(acc, count, dt, peer, tag, c, false, &sr);
+    if (rc != MPI_SUCCESS && rr != NULL)
+        rr->ops->cancel(rr);  /* nothing will come for it */
+    if (rr != NULL) {
+        cdn_request_wait(rr);
+        if (rc == MPI_SUCCESS)
+            rc = rr->status.MPI_ERROR;
+        cdn_request_release(rr);
+    }
+    if (sr != NULL) {
+        cdn_request_wait(sr);
+        if (rc == MPI_SUCCESS)
+            rc = sr->status.MPI_ERROR;
+        cdn_request_release(sr);
+    }
+    cdn_progress_blocking_end();  /* when nothing was waited for */
+    return rc;
+}
+
+int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sbuf, void *rbuf,
+                              MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
+{
+    int base = cdn_coll_next_tag(c);
+    if (base < 0)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for collective state", fn);
+    size_t bytes = (size_t)(count * cdn_datatype_size(dt));
+    _Alignas(64) unsigned char tmp[CDN_ALLREDUCE_DIRECT_MAX];
+    if (sbuf != MPI_IN_PLACE)
+        memcpy(rbuf, sbuf, bytes);
+    int p = c->size, r = c->rank, rc = MPI_SUCCESS;
+    int pof2 = 1;
+    while (pof2 * 2 <= p)
+        pof2 *= 2;
+    int rem = p - pof2, newrank = r - rem;
+    if (r < 2 * rem) {  /* fold the first 2*rem ranks pairwise: odd ones carry the pair */
+        if (r % 2 == 0) {
+            rc = exchange(c, rbuf, NULL, count, dt, r + 1, base, true);
+            newrank = -1;
+        } else {
+            rc = exchange(c, NULL, tmp, count, dt, r - 1, base, false);
+            if (rc == MPI_SUCCESS)
+                cdn_op_reduce(op, tmp, rbuf, count, dt);  /* x[r-1] op x[r] */
+            newrank = r / 2;
+        }
+    }
+    for (int mask = 1, step = 1; rc == MPI_SUCCESS && newrank >= 0 && mask < pof2;
+         mask <<= 1, step++) {
+        int nd = newrank ^ mask;
+        int peer = nd < rem ? nd * 2 + 1 : nd + rem;
+        rc = exchange(c, rbuf, tmp, count, dt, peer, base + step, true);
+        if (rc != MPI_SUCCESS)
+            break;
+        if (op->commute || peer < r) {
+            cdn_op_reduce(op, tmp, rbuf, count, dt);  /* lower range first */
+        } else {
+            cdn_op_reduce(op, rbuf, tmp, count, dt);  /* rbuf op tmp, into tmp */
+            memcpy(rbuf, tmp, bytes);
+        }
+    }
+    if (rc == MPI_SUCCESS && r < 2 * rem)
+        rc = r % 2 ? exchange(c, rbuf, NULL, count, dt, r - 1, base + 100, true)
+                   : exchange(c, NULL, rbuf, count, dt, r + 1, base + 100, false);
+    return rc;
 }

@@ -608,6 +608,13 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
             rc = check_aliased(fn, sendbuf, recvbuf,
                                c->inter ? (p > 0 ? a.counts[1][0] : 0) : a.counts[1][c->rank]);
     }
+    if (rc == MPI_SUCCESS && kind == 0 && form == F_BLOCK &&
+        cdn_coll_alltoall_direct_fits(c, sendbuf, rcount, a.types[1][0])) {
+        rc = cdn_coll_alltoall_direct(fn, c, sendbuf, scount, a.types[0][0], recvbuf, rcount,
+                                      a.types[1][0]);
+        arrays_free(&a);
+        return rc;
+    }
     struct cdn_coll_key kk, *key = NULL;
     if (rc == MPI_SUCCESS && kind == 0) {
         /* the key's count and dt: the send block; rcount and rdt: the receive block */

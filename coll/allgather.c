@@ -14,6 +14,7 @@
 #include "coll/coll.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
+#include "runtime/error.h"
 #include "sched/sched.h"
 
 #define ALLGATHER_SHORT (64 * 1024)
@@ -123,4 +124,40 @@ void cdn_coll_alltoallw(struct cdn_sched *s, struct cdn_comm *c, const void *sbu
         if (alg == CDN_ALLTOALL_PAIRWISE)
             cdn_sched_round(s);
     }
+}
+
+/* ---- blocking alltoall of small blocks, without a schedule ----
+ *
+ * The same messages as cdn_coll_alltoallw's scattered exchange (every pair
+ * one message under sub-tag 0, so a rank on either path talks to a rank on
+ * the other), posted straight as point-to-point requests: a kept schedule
+ * cost an 8-byte alltoall its node bookkeeping on every call. */
+
+bool cdn_coll_alltoall_direct_fits(struct cdn_comm *c, const void *sbuf, MPI_Count rcount,
+                                   struct cdn_datatype *rdt)
+{
+    int alg = cdn_coll_forced(c, CDN_COLL_ALLTOALL);
+    return !c->inter && sbuf != MPI_IN_PLACE && c->size <= CDN_COLL_EXCHANGE_MAX + 1 &&
+           rcount * cdn_datatype_size(rdt) <= CDN_ALLTOALL_DIRECT_MAX &&
+           (alg == CDN_ALG_AUTO || alg == CDN_ALLTOALL_SCATTERED);
+}
+
+int cdn_coll_alltoall_direct(const char *fn, struct cdn_comm *c, const void *sbuf,
+                             MPI_Count scount, struct cdn_datatype *sdt, void *rbuf,
+                             MPI_Count rcount, struct cdn_datatype *rdt)
+{
+    int tag = cdn_coll_next_tag(c);
+    if (tag < 0)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for collective state", fn);
+    int p = c->size, r = c->rank;
+    MPI_Aint sblock = scount * cdn_datatype_extent(sdt), rblock = rcount * cdn_datatype_extent(rdt);
+    struct cdn_coll_msg in[CDN_COLL_EXCHANGE_MAX], out[CDN_COLL_EXCHANGE_MAX];
+    for (int k = 1; k < p; k++) {
+        int to = (r + k) % p, from = (r - k + p) % p;
+        out[k - 1] = (struct cdn_coll_msg){(char *)sbuf + to * sblock, scount, sdt, to};
+        in[k - 1] = (struct cdn_coll_msg){(char *)rbuf + from * rblock, rcount, rdt, from};
+    }
+    cdn_sched_typed_copy((const char *)sbuf + r * sblock, scount, sdt, (char *)rbuf + r * rblock,
+                         rcount, rdt);
+    return cdn_coll_exchange(c, tag, in, p - 1, out, p - 1);
 }

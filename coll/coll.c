@@ -44,6 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress/engine.h"
+#include "progress/p2p.h"
 #include "progress/params.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
@@ -107,6 +109,39 @@ int cdn_coll_next_tag(struct cdn_comm *comm)
 {
     struct coll_state *st = state_of(comm);
     return st == NULL ? -1 : next_tag(st);
+}
+
+int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *recvs, int nrecvs,
+                      const struct cdn_coll_msg *sends, int nsends)
+{
+    struct cdn_request *rq[2 * CDN_COLL_EXCHANGE_MAX];
+    int n = 0, rc = MPI_SUCCESS;
+    cdn_progress_blocking_begin();  /* the waits below poll at once */
+    for (int i = 0; rc == MPI_SUCCESS && i < nrecvs; i++) {
+        const struct cdn_coll_msg *m = &recvs[i];
+        rc = cdn_p2p_recv_internal(m->buf, m->count, m->dt, m->peer, tag, c, true, &rq[n]);
+        if (rc == MPI_SUCCESS) {
+            struct cdn_request *r = rq[n++];
+            r->u.p2p.urgent = false;
+            rc = r->ops->start(r);
+        }
+    }
+    int posted = n;
+    for (int i = 0; rc == MPI_SUCCESS && i < nsends; i++) {
+        const struct cdn_coll_msg *m = &sends[i];
+        rc = cdn_p2p_send_internal(m->buf, m->count, m->dt, m->peer, tag, c, false, &rq[n]);
+        n += rc == MPI_SUCCESS;
+    }
+    for (int i = 0; rc != MPI_SUCCESS && i < posted; i++)
+        rq[i]->ops->cancel(rq[i]);  /* nothing may come for them */
+    for (int i = 0; i < n; i++) {
+        cdn_request_wait(rq[i]);
+        if (rc == MPI_SUCCESS)
+            rc = rq[i]->status.MPI_ERROR;
+        cdn_request_release(rq[i]);
+    }
+    cdn_progress_blocking_end();  /* when nothing was waited for */
+    return rc;
 }
 
 struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent)

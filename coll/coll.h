@@ -69,6 +69,19 @@ struct cdn_request *cdn_coll_kept_take(struct cdn_comm *comm, const struct cdn_c
  * keeps its reference. */
 void cdn_coll_kept_put(struct cdn_comm *comm, const struct cdn_coll_key *k, struct cdn_request *r);
 
+/* Blocking collectives run without a schedule: post the receives (not
+ * urgent: the caller polls for them) and the sends on comm's internal
+ * context under tag, then wait for all of them; the first error wins.  At
+ * most CDN_COLL_EXCHANGE_MAX of each. */
+#define CDN_COLL_EXCHANGE_MAX 64
+struct cdn_coll_msg {
+    void *buf;
+    MPI_Count count;
+    struct cdn_datatype *dt;
+    int peer;
+};
+int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *recvs, int nrecvs,
+                      const struct cdn_coll_msg *sends, int nsends);
 /* Blocking allreduce of at most CDN_ALLREDUCE_DIRECT_MAX contiguous bytes
  * by recursive doubling, straight on point-to-point requests (no schedule):
  * does this call qualify, and run it (coll/reduce.c). */
@@ -77,6 +90,15 @@ bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct 
                                     struct cdn_op *op);
 int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sbuf, void *rbuf,
                               MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op);
+/* Blocking alltoall of blocks of at most CDN_ALLTOALL_DIRECT_MAX bytes on
+ * at most CDN_COLL_EXCHANGE_MAX + 1 ranks, not in place, with the
+ * scattered algorithm, without a schedule (coll/allgather.c). */
+#define CDN_ALLTOALL_DIRECT_MAX 1024
+bool cdn_coll_alltoall_direct_fits(struct cdn_comm *c, const void *sbuf, MPI_Count rcount,
+                                   struct cdn_datatype *rdt);
+int cdn_coll_alltoall_direct(const char *fn, struct cdn_comm *c, const void *sbuf,
+                             MPI_Count scount, struct cdn_datatype *sdt, void *rbuf,
+                             MPI_Count rcount, struct cdn_datatype *rdt);
 void cdn_coll_barrier(struct cdn_sched *s, struct cdn_comm *c);
 void cdn_coll_bcast(struct cdn_sched *s, struct cdn_comm *c, void *buf, MPI_Count count,
                     struct cdn_datatype *dt, int root);

@@ -16,8 +16,6 @@
 
 #include <string.h>
 
-#include "progress/engine.h"
-#include "progress/p2p.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/error.h"
@@ -338,37 +336,11 @@ bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct 
 
 /* Send acc to peer and/or receive from it into into (NULL: no receive),
  * both under tag, and wait for both. */
-static int exchange(struct cdn_comm *c, const void *acc, void *into, MPI_Count count,
+static int exchange(struct cdn_comm *c, void *acc, void *into, MPI_Count count,
                     struct cdn_datatype *dt, int peer, int tag, bool send)
 {
-    struct cdn_request *rr = NULL, *sr = NULL;
-    cdn_progress_blocking_begin();  /* the waits below poll at once */
-    int rc = MPI_SUCCESS;
-    if (into != NULL) {  /* not urgent: this thread polls for it */
-        rc = cdn_p2p_recv_internal(into, count, dt, peer, tag, c, true, &rr);
-        if (rc == MPI_SUCCESS) {
-            rr->u.p2p.urgent = false;
-            rc = rr->ops->start(rr);
-        }
-    }
-    if (rc == MPI_SUCCESS && send)
-        rc = cdn_p2p_send_internal(acc, count, dt, peer, tag, c, false, &sr);
-    if (rc != MPI_SUCCESS && rr != NULL)
-        rr->ops->cancel(rr);  /* nothing will come for it */
-    if (rr != NULL) {
-        cdn_request_wait(rr);
-        if (rc == MPI_SUCCESS)
-            rc = rr->status.MPI_ERROR;
-        cdn_request_release(rr);
-    }
-    if (sr != NULL) {
-        cdn_request_wait(sr);
-        if (rc == MPI_SUCCESS)
-            rc = sr->status.MPI_ERROR;
-        cdn_request_release(sr);
-    }
-    cdn_progress_blocking_end();  /* when nothing was waited for */
-    return rc;
+    struct cdn_coll_msg out = {acc, count, dt, peer}, in = {into, count, dt, peer};
+    return cdn_coll_exchange(c, tag, &in, into != NULL, &out, send);
 }
 
 int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sbuf, void *rbuf,

@@ -519,9 +519,8 @@ static void sched_free(struct cdn_request *r)
 
 /* ---- running ---- */
 
-/* Copy min(source, destination) bytes between typed buffers. */
-static void typed_copy(const void *src, MPI_Count scount, struct cdn_datatype *sdt, void *dst,
-                       MPI_Count dcount, struct cdn_datatype *ddt)
+void cdn_sched_typed_copy(const void *src, MPI_Count scount, struct cdn_datatype *sdt, void *dst,
+                          MPI_Count dcount, struct cdn_datatype *ddt)
 {
     MPI_Count sb = scount * cdn_datatype_size(sdt), db = dcount * cdn_datatype_size(ddt);
     MPI_Count len = sb < db ? sb : db;
@@ -599,8 +598,8 @@ static void run_node(struct cdn_sched *s, int i)
                       nd->u.red.dt);
         break;
     case N_COPY:
-        typed_copy(nd->u.copy.src, nd->u.copy.scount, nd->u.copy.sdt, nd->u.copy.dst,
-                   nd->u.copy.dcount, nd->u.copy.ddt);
+        cdn_sched_typed_copy(nd->u.copy.src, nd->u.copy.scount, nd->u.copy.sdt, nd->u.copy.dst,
+                             nd->u.copy.dcount, nd->u.copy.ddt);
         break;
     case N_CALLBACK:
         record_error(s, nd->u.cb.fn(nd->u.cb.arg));

@@ -58,6 +58,10 @@ int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_d
 int cdn_sched_request(struct cdn_sched *s, struct cdn_request *child);
 int cdn_sched_reduce(struct cdn_sched *s, const void *in, void *inout, MPI_Count count,
                      struct cdn_datatype *dt, struct cdn_op *op);
+/* Copy min(source, destination) bytes between typed buffers, now (what a
+ * copy node does when it runs). */
+void cdn_sched_typed_copy(const void *src, MPI_Count scount, struct cdn_datatype *sdt, void *dst,
+                          MPI_Count dcount, struct cdn_datatype *ddt);
 int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
                    struct cdn_datatype *sdt, void *dst, MPI_Count dcount,
                    struct cdn_datatype *ddt);

@@ -310,6 +310,8 @@ static int do_barrier(const char *fn, MPI_Comm comm, int form, MPI_Request *requ
     int rc = begin(fn, comm, form, request, &c);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (form == F_BLOCK && !c->inter)
+        return cdn_coll_barrier_direct(fn, c);
     struct cdn_coll_key kk, *key = keep_key(&kk, form, c, KEEP_BARRIER, 0, NULL, NULL, 0, NULL, NULL, 0);
     if (ran_kept(c, key, form, request, &rc))
         return rc;
@@ -354,6 +356,8 @@ static int do_bcast(const char *fn, void *buffer, MPI_Count count, MPI_Datatype 
         rc = check_buf(fn, "buffer", buffer, count, datatype, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (form == F_BLOCK && cdn_coll_bcast_direct_fits(c, count, dt))
+        return cdn_coll_bcast_direct(fn, c, buffer, count, dt, root);
     struct cdn_coll_key kk, *key = keep_key(&kk, form, c, KEEP_BCAST, cdn_coll_forced(c, CDN_COLL_BCAST),
                                             NULL, buffer, count, dt, NULL, root);
     if (ran_kept(c, key, form, request, &rc))

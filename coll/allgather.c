@@ -14,7 +14,6 @@
 #include "coll/coll.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
-#include "runtime/error.h"
 #include "sched/sched.h"
 
 #define ALLGATHER_SHORT (64 * 1024)
@@ -146,9 +145,9 @@ int cdn_coll_alltoall_direct(const char *fn, struct cdn_comm *c, const void *sbu
                              MPI_Count scount, struct cdn_datatype *sdt, void *rbuf,
                              MPI_Count rcount, struct cdn_datatype *rdt)
 {
-    int tag = cdn_coll_next_tag(c);
-    if (tag < 0)
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for collective state", fn);
+    int tag, rc = cdn_coll_call_tag(fn, c, &tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
     int p = c->size, r = c->rank;
     MPI_Aint sblock = scount * cdn_datatype_extent(sdt), rblock = rcount * cdn_datatype_extent(rdt);
     struct cdn_coll_msg in[CDN_COLL_EXCHANGE_MAX], out[CDN_COLL_EXCHANGE_MAX];

@@ -30,6 +30,23 @@ void cdn_coll_barrier(struct cdn_sched *s, struct cdn_comm *c)
     }
 }
 
+/* The same rounds straight on point-to-point requests (blocking calls):
+ * a kept schedule cost every barrier its node bookkeeping. */
+int cdn_coll_barrier_direct(const char *fn, struct cdn_comm *c)
+{
+    int tag, rc = cdn_coll_call_tag(fn, c, &tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int p = c->size, r = c->rank;
+    struct cdn_datatype *byte = cdn_datatype_get(MPI_BYTE);
+    for (int k = 1, round = 0; rc == MPI_SUCCESS && k < p; k <<= 1, round++) {
+        struct cdn_coll_msg to = {NULL, 0, byte, (r + k) % p}, from = {NULL, 0, byte,
+                                                                       (r - k + p) % p};
+        rc = cdn_coll_exchange(c, tag + round, &from, 1, &to, 1);
+    }
+    return rc;
+}
+
 void cdn_coll_gatherv(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, MPI_Count scount,
                       struct cdn_datatype *sdt, void *rbuf, const MPI_Count *rcounts,
                       const MPI_Aint *displs, struct cdn_datatype *rdt, int root)

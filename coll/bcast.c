@@ -83,3 +83,40 @@ void cdn_coll_bcast(struct cdn_sched *s, struct cdn_comm *c, void *buf, MPI_Coun
     else
         bcast_binomial(s, c, buf, count, dt, root);
 }
+
+/* ---- blocking broadcast of a few bytes, without a schedule ----
+ *
+ * The binomial tree's messages (sub-tag 0: from the parent, then to each
+ * child), posted straight as point-to-point requests (cdn_coll_exchange):
+ * a kept schedule cost an 8-byte broadcast its node bookkeeping on every
+ * call.  A rank on either path talks to a rank on the other. */
+
+bool cdn_coll_bcast_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt)
+{
+    int alg = cdn_coll_forced(c, CDN_COLL_BCAST);
+    return !c->inter && c->size > 1 && count > 0 &&
+           count * cdn_datatype_size(dt) <= CDN_BCAST_DIRECT_MAX &&
+           (alg == CDN_ALG_AUTO || alg == CDN_BCAST_BINOMIAL);
+}
+
+int cdn_coll_bcast_direct(const char *fn, struct cdn_comm *c, void *buf, MPI_Count count,
+                          struct cdn_datatype *dt, int root)
+{
+    int tag, rc = cdn_coll_call_tag(fn, c, &tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int p = c->size, vr = (c->rank - root + p) % p;
+    int mask = 1;
+    while (mask < p && !(vr & mask))
+        mask <<= 1;
+    if (vr != 0) {
+        struct cdn_coll_msg from = {buf, count, dt, (vr - mask + root) % p};
+        rc = cdn_coll_exchange(c, tag, &from, 1, NULL, 0);
+    }
+    struct cdn_coll_msg to[CDN_COLL_EXCHANGE_MAX];
+    int n = 0;
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < p)
+            to[n++] = (struct cdn_coll_msg){buf, count, dt, (vr + mask + root) % p};
+    return rc != MPI_SUCCESS || n == 0 ? rc : cdn_coll_exchange(c, tag, NULL, 0, to, n);
+}

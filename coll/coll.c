@@ -50,6 +50,7 @@
 #include "progress/request.h"
 #include "runtime/comm.h"
 #include "runtime/config.h"
+#include "runtime/error.h"
 #include "sched/sched.h"
 
 #define SEQ_BITS 22
@@ -105,10 +106,13 @@ static int next_tag(struct coll_state *st)
     return (int)((seq & ((1u << SEQ_BITS) - 1)) * CDN_SCHED_SUBTAGS);
 }
 
-int cdn_coll_next_tag(struct cdn_comm *comm)
+int cdn_coll_call_tag(const char *fn, struct cdn_comm *comm, int *tag)
 {
     struct coll_state *st = state_of(comm);
-    return st == NULL ? -1 : next_tag(st);
+    if (st == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for collective state", fn);
+    *tag = next_tag(st);
+    return MPI_SUCCESS;
 }
 
 int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *recvs, int nrecvs,

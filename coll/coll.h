@@ -36,9 +36,10 @@ enum { CDN_ALG_AUTO = 0,
 /* A schedule for the next collective call on comm (its tags come from the
  * communicator's collective sequence number); NULL when out of memory. */
 struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent);
-/* The next call's base tag on comm (what cdn_coll_sched gives its
- * schedule), for a collective run without one; -1 when out of memory. */
-int cdn_coll_next_tag(struct cdn_comm *comm);
+/* *tag: the next call's base tag on comm (what cdn_coll_sched gives its
+ * schedule), for a collective run without one; fn names the call in the
+ * error when out of memory. */
+int cdn_coll_call_tag(const char *fn, struct cdn_comm *comm, int *tag);
 
 /* The algorithm forced for a collective on comm (CADENCE_<COLL>_ALGORITHM,
  * then the communicator's info key cadence_<coll>_algorithm), or
@@ -90,6 +91,14 @@ bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct 
                                     struct cdn_op *op);
 int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sbuf, void *rbuf,
                               MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op);
+/* Blocking barrier of an intracommunicator, without a schedule. */
+int cdn_coll_barrier_direct(const char *fn, struct cdn_comm *c);
+/* Blocking broadcast of at most CDN_BCAST_DIRECT_MAX bytes by the binomial
+ * tree, without a schedule (coll/bcast.c). */
+#define CDN_BCAST_DIRECT_MAX 1024
+bool cdn_coll_bcast_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt);
+int cdn_coll_bcast_direct(const char *fn, struct cdn_comm *c, void *buf, MPI_Count count,
+                          struct cdn_datatype *dt, int root);
 /* Blocking alltoall of blocks of at most CDN_ALLTOALL_DIRECT_MAX bytes on
  * at most CDN_COLL_EXCHANGE_MAX + 1 ranks, not in place, with the
  * scattered algorithm, without a schedule (coll/allgather.c). */

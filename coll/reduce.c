@@ -18,7 +18,6 @@
 
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
-#include "runtime/error.h"
 #include "runtime/op.h"
 #include "sched/sched.h"
 
@@ -346,14 +345,14 @@ static int exchange(struct cdn_comm *c, void *acc, void *into, MPI_Count count,
 int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sbuf, void *rbuf,
                               MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
 {
-    int base = cdn_coll_next_tag(c);
-    if (base < 0)
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for collective state", fn);
+    int base, rc = cdn_coll_call_tag(fn, c, &base);
+    if (rc != MPI_SUCCESS)
+        return rc;
     size_t bytes = (size_t)(count * cdn_datatype_size(dt));
     _Alignas(64) unsigned char tmp[CDN_ALLREDUCE_DIRECT_MAX];
     if (sbuf != MPI_IN_PLACE)
         memcpy(rbuf, sbuf, bytes);
-    int p = c->size, r = c->rank, rc = MPI_SUCCESS;
+    int p = c->size, r = c->rank;
     int pof2 = 1;
     while (pof2 * 2 <= p)
         pof2 *= 2;

@@ -50,6 +50,7 @@ CDN_TLS bool cdn_progress_blocking;
 static CDN_TLS bool wake_owed;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
+static atomic_bool napping;    /* the progress thread naps unarmed (cdn_progress_nap) */
 static int timer_tag;          /* epoll data of the timer_fd */
 
 /* Read an eventfd or timerfd empty (another reader may have: EAGAIN). */
@@ -470,6 +471,19 @@ static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, b
     }
 }
 
+bool cdn_progress_nap(long timeout_ns)
+{
+    /* seq_cst store, then the look at sleepers: pairs with block()'s
+     * increment and look at napping -- a thread going to sleep in MPI
+     * relies on us, so either we see it and arm, or it kicks us */
+    atomic_store_explicit(&napping, true, memory_order_seq_cst);
+    bool nap = atomic_load_explicit(&cdn_engine.sleepers, memory_order_seq_cst) == 0;
+    if (nap)
+        engine_wait(timeout_ns);
+    atomic_store_explicit(&napping, false, memory_order_relaxed);
+    return nap;
+}
+
 /* Shared with the progress thread. */
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg)
 {
@@ -511,6 +525,8 @@ static void block(bool (*cond)(void *arg), void *arg, bool first)
         return;
     }
     atomic_fetch_add_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&napping, memory_order_seq_cst))
+        kick_fd();  /* cdn_progress_nap: it naps unarmed, we rely on it now */
     unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst);
     /* With a progress thread (or nothing to watch) only completions matter;
      * otherwise nap briefly in case the epoll sleeper leaves.  The first

@@ -115,9 +115,10 @@ void cdn_progress_signal(void);
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
 /* The progress thread sleeps up to timeout_ns without arming the
  * doorbells: peers do not ring it meanwhile; kicks (deferred work, queued
- * sends, an application thread going to sleep in MPI) and readable
- * sockets end the nap early.  False, without sleeping, when an
- * application thread sleeps in MPI already (it relies on the doorbells). */
+ * sends, an application thread going to sleep in MPI, a want for data or
+ * completions rising) and readable sockets end the nap early.  False,
+ * without sleeping, when such a want is raised (a thread asleep in MPI,
+ * urgent receives, schedules: they rely on the doorbells). */
 bool cdn_progress_nap(long timeout_ns);
 /* Add delta to a want (enum cdn_want); every rise must be matched by a
  * fall.  A rise from none re-checks the transports and wakes the sleeper

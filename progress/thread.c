@@ -35,6 +35,7 @@
 
 #include "progress/engine.h"
 #include "progress/job.h"
+#include "progress/p2p.h"
 #include "progress/params.h"
 #include "runtime/error.h"
 
@@ -164,7 +165,9 @@ static void *progress_main(void *arg)
         }
         idle = 0;
         atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
-        if (!worked || nap_ns == 0 || !cdn_progress_nap(nap_ns))
+        if (!worked || nap_ns == 0 ||
+            !atomic_load_explicit(&cdn_p2p_app_inside, memory_order_relaxed) ||
+            !cdn_progress_nap(nap_ns))
             cdn_progress_epoll_sleep(-1, NULL, 0);
         worked = false;
         atomic_store_explicit(&cdn_engine.thread_asleep, false, memory_order_relaxed);

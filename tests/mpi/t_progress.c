@@ -35,7 +35,8 @@
  * The same for windows of 64 nonblocking 8-byte messages (MPI_Isend /
  * MPI_Irecv + MPI_Waitall): eager messages for ordinary receives wait for
  * the receiver's next poll instead of ringing (about one switch per window
- * before).
+ * before).  And for windows of 64 rendezvous messages both ways at once
+ * (quiet_bibw): fewer than 5 switches per window.
  *
  * idle: rank 1 blocks in MPI_Recv for 5 s while rank 0 sleeps; each
  * process must use under 1% of a core meanwhile (getrusage, all threads).
@@ -389,6 +390,46 @@ static void quiet_windows(int rank)
           "(needs < %d + 2 per sleep)", W, after - before, WINDOWS, slept, WINDOWS / 50);
 }
 
+/* Windows of 64 rendezvous messages in both directions at once (each rank
+ * posts 64 MPI_Irecv and 64 MPI_Isend of 64 KiB, then MPI_Waitall; the
+ * bibw benchmark's loop): each peer's RTS reach a rank while its
+ * application posts its own, with receives posted, and ring its progress
+ * thread.  Once woken, the thread naps unarmed while it finds the
+ * application inside MPI (CADENCE_PROGRESS_NAP_US) instead of being rung
+ * for the next RTS at once: 2-3 switches per window here, 10-15 before
+ * (and with CADENCE_PROGRESS_NAP_US=0). */
+static void quiet_bibw(int rank)
+{
+    enum { W = 64, N = 64 << 10, WINDOWS = 300, WARM = 20 };
+    char *sbuf = malloc(N), *rbuf = malloc((size_t)W * N);
+    MPI_Request rq[2 * W];
+    long before = 0, slept_before = 0;
+    int good = 1;
+    for (int i = 0; i < WARM + WINDOWS; i++) {
+        if (i == WARM) {
+            before = progress_thread_switches();
+            slept_before = task_switches("/proc/thread-self/status", false);
+        }
+        memset(sbuf, (char)(i + rank), N);
+        for (int k = 0; k < W; k++)
+            MPI_Irecv(rbuf + (size_t)k * N, N, MPI_BYTE, 1 - rank, 9, MPI_COMM_WORLD, &rq[k]);
+        for (int k = 0; k < W; k++)
+            MPI_Isend(sbuf, N, MPI_BYTE, 1 - rank, 9, MPI_COMM_WORLD, &rq[W + k]);
+        MPI_Waitall(2 * W, rq, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < W; k++)
+            good &= rbuf[(size_t)k * N] == (char)(i + 1 - rank) &&
+                    rbuf[(size_t)k * N + N - 1] == (char)(i + 1 - rank);
+    }
+    long after = progress_thread_switches();
+    long slept = task_switches("/proc/thread-self/status", false) - slept_before;
+    CHECK(good, "windows of %d 64 KiB Isend/Irecv both ways: data arrived intact", W);
+    CHECK(after - before < 5 * WINDOWS + 2 * slept, "windows of %d 64 KiB Isend/Irecv both "
+          "ways: the progress thread switched %ld times in %d windows while the waiter slept "
+          "%ld times (needs < 5 per window + 2 per sleep)", W, after - before, WINDOWS, slept);
+    free(sbuf);
+    free(rbuf);
+}
+
 static void quiet(int rank)
 {
     static const int sizes[] = {16 << 10, 64 << 10};
@@ -437,6 +478,7 @@ static void quiet(int rank)
     }
     free(buf);
     quiet_windows(rank);
+    quiet_bibw(rank);
 }
 
 int main(int argc, char **argv)

@@ -346,6 +346,23 @@ static long progress_thread_switches(void)
     return total;
 }
 
+/* The progress thread's context switches and this thread's sleeps. */
+struct switches {
+    long thread, slept;
+};
+
+static struct switches switches_now(void)
+{
+    return (struct switches){progress_thread_switches(),
+                             task_switches("/proc/thread-self/status", false)};
+}
+
+static struct switches switches_since(struct switches before)
+{
+    struct switches now = switches_now();
+    return (struct switches){now.thread - before.thread, now.slept - before.slept};
+}
+
 /* Windows of 64 nonblocking 8-byte messages (MPI_Isend / MPI_Irecv, then
  * MPI_Waitall, then a blocking 1-byte answer): the receives complete in
  * the receiver's MPI_Waitall, and no eager message rings the progress
@@ -356,13 +373,11 @@ static void quiet_windows(int rank)
     enum { W = 64, WINDOWS = 1000, WARM = 50 };
     long sbuf[W], rbuf[W];
     MPI_Request rq[W];
-    long before = 0, slept_before = 0;
+    struct switches before = {0, 0};
     int good = 1;
     for (int i = 0; i < WARM + WINDOWS; i++) {
-        if (i == WARM) {
-            before = progress_thread_switches();
-            slept_before = task_switches("/proc/thread-self/status", false);
-        }
+        if (i == WARM)
+            before = switches_now();
         for (int k = 0; k < W; k++) {
             if (rank == 0) {
                 sbuf[k] = (long)i * W + k;
@@ -382,12 +397,11 @@ static void quiet_windows(int rank)
             MPI_Recv(&ack, 1, MPI_CHAR, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
     }
-    long after = progress_thread_switches();
-    long slept = task_switches("/proc/thread-self/status", false) - slept_before;
+    struct switches after = switches_since(before);
     CHECK(good, "windows of %d Isend/Irecv: data arrived intact and in order", W);
-    CHECK(after - before < WINDOWS / 50 + 2 * slept, "windows of %d 8-byte Isend/Irecv: the "
+    CHECK(after.thread < WINDOWS / 50 + 2 * after.slept, "windows of %d 8-byte Isend/Irecv: the "
           "progress thread switched %ld times in %d windows while the waiter slept %ld times "
-          "(needs < %d + 2 per sleep)", W, after - before, WINDOWS, slept, WINDOWS / 50);
+          "(needs < %d + 2 per sleep)", W, after.thread, WINDOWS, after.slept, WINDOWS / 50);
 }
 
 /* Windows of 64 rendezvous messages in both directions at once (each rank
@@ -403,13 +417,11 @@ static void quiet_bibw(int rank)
     enum { W = 64, N = 64 << 10, WINDOWS = 300, WARM = 20 };
     char *sbuf = malloc(N), *rbuf = malloc((size_t)W * N);
     MPI_Request rq[2 * W];
-    long before = 0, slept_before = 0;
+    struct switches before = {0, 0};
     int good = 1;
     for (int i = 0; i < WARM + WINDOWS; i++) {
-        if (i == WARM) {
-            before = progress_thread_switches();
-            slept_before = task_switches("/proc/thread-self/status", false);
-        }
+        if (i == WARM)
+            before = switches_now();
         memset(sbuf, (char)(i + rank), N);
         for (int k = 0; k < W; k++)
             MPI_Irecv(rbuf + (size_t)k * N, N, MPI_BYTE, 1 - rank, 9, MPI_COMM_WORLD, &rq[k]);
@@ -420,12 +432,12 @@ static void quiet_bibw(int rank)
             good &= rbuf[(size_t)k * N] == (char)(i + 1 - rank) &&
                     rbuf[(size_t)k * N + N - 1] == (char)(i + 1 - rank);
     }
-    long after = progress_thread_switches();
-    long slept = task_switches("/proc/thread-self/status", false) - slept_before;
+    struct switches after = switches_since(before);
     CHECK(good, "windows of %d 64 KiB Isend/Irecv both ways: data arrived intact", W);
-    CHECK(after - before < 5 * WINDOWS + 2 * slept, "windows of %d 64 KiB Isend/Irecv both "
+    CHECK(after.thread < 5 * WINDOWS + 2 * after.slept, "windows of %d 64 KiB Isend/Irecv both "
           "ways: the progress thread switched %ld times in %d windows while the waiter slept "
-          "%ld times (needs < 5 per window + 2 per sleep)", W, after - before, WINDOWS, slept);
+          "%ld times (needs < 5 per window + 2 per sleep)", W, after.thread, WINDOWS,
+          after.slept);
     free(sbuf);
     free(rbuf);
 }

@@ -111,7 +111,9 @@ static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatyp
      * and an eager one is complete before it would wait -- entering and
      * leaving cost four read-modify-writes, one on the doorbell the peer
      * reads, and a look at every ring. */
+    atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
     rc = cdn_p2p_send(buf, count, a.dt, dest, tag, a.comm, mode, persistent, &r);
+    atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
     if (rc != MPI_SUCCESS)
         return rc;
     if (request == NULL)
@@ -177,7 +179,9 @@ static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type
     struct cdn_request *r;
     if (request == NULL)
         cdn_progress_blocking_begin();
+    atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
     rc = cdn_p2p_recv(buf, count, a.dt, source, tag, a.comm, persistent, &r);
+    atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
     if (rc != MPI_SUCCESS)
         return blocking_failed(rc);
     if (request == NULL)

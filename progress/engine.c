@@ -54,6 +54,8 @@ static CDN_TLS bool polling_here;
 static CDN_TLS bool starting;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
+static atomic_bool napping;    /* the progress thread naps unarmed (cdn_progress_nap) */
+static atomic_int urgent_wants; /* CDN_WANT_DATA and CDN_WANT_DONE raised: no nap */
 static int timer_tag;          /* epoll data of the timer_fd */
 
 /* Read an eventfd or timerfd empty (another reader may have: EAGAIN). */
@@ -503,6 +505,21 @@ static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, b
     }
 }
 
+bool cdn_progress_nap(long timeout_ns)
+{
+    /* seq_cst store, then the look at the wants: pairs with
+     * cdn_progress_want's increment and look at napping -- a thread going
+     * to sleep in MPI (it wants everything), an urgent receive or a
+     * schedule waiting for a completion rely on the doorbells, so either
+     * we see the want and arm, or its rise kicks us */
+    atomic_store_explicit(&napping, true, memory_order_seq_cst);
+    bool nap = atomic_load_explicit(&urgent_wants, memory_order_seq_cst) == 0;
+    if (nap)
+        engine_wait(timeout_ns);
+    atomic_store_explicit(&napping, false, memory_order_relaxed);
+    return nap;
+}
+
 /* Shared with the progress thread. */
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg)
 {
@@ -732,6 +749,10 @@ size_t cdn_progress_eager_limit(int world_rank)
 
 void cdn_progress_want(enum cdn_want w, int delta)
 {
+    if (w != CDN_WANT_POSTED && atomic_fetch_add_explicit(&urgent_wants, delta,
+                                                          memory_order_seq_cst) == 0 &&
+        delta > 0 && atomic_load_explicit(&napping, memory_order_seq_cst))
+        kick_fd();  /* cdn_progress_nap */
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         if (tp->ops->want == NULL || !tp->ops->want(tp, (int)w, delta) || cdn_progress_in_thread)

@@ -126,6 +126,13 @@ void cdn_progress_signal(void);
 /* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
  * no limit) unless work is there or still(arg) turns false; then disarm. */
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
+/* The progress thread sleeps up to timeout_ns without arming the
+ * doorbells: peers do not ring it meanwhile; kicks (deferred work, queued
+ * sends, an application thread going to sleep in MPI, a want for data or
+ * completions rising) and readable sockets end the nap early.  False,
+ * without sleeping, when such a want is raised (a thread asleep in MPI,
+ * urgent receives, schedules: they rely on the doorbells). */
+bool cdn_progress_nap(long timeout_ns);
 /* Add delta to a want (enum cdn_want); every rise must be matched by a
  * fall.  A rise from none re-checks the transports and wakes the sleeper
  * if what it now wants already arrived. */

@@ -26,6 +26,8 @@
 #include "runtime/runtime.h"
 #include "transport/transport.h"
 
+atomic_bool cdn_p2p_app_inside;
+
 static int recv_start(struct cdn_request *r);
 static int send_cancel(struct cdn_request *r);
 static int recv_cancel(struct cdn_request *r);

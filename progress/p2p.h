@@ -9,9 +9,19 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "progress/request.h"
+
+/* Set by api/p2p.c while an application thread is inside a point-to-point
+ * call (a plain flag, no read-modify-write): the progress thread, which
+ * preempts the application on the processing unit they share, naps after
+ * its work only when it caught the application inside MPI -- posting a
+ * window, back in MPI within microseconds -- and not computing, when a
+ * message it would not be rung for must wait for the nap (thread.c).
+ * With several application threads it is a hint, never a guarantee. */
+extern atomic_bool cdn_p2p_app_inside;
 
 /* The largest tag (MPI_TAG_UB): tags travel as 32-bit fields. */
 #define CDN_TAG_UB INT_MAX

@@ -35,6 +35,7 @@
 
 #include "progress/engine.h"
 #include "progress/job.h"
+#include "progress/p2p.h"
 #include "progress/params.h"
 #include "runtime/error.h"
 
@@ -132,6 +133,15 @@ static void *progress_main(void *arg)
      * in epoll within tens of microseconds even if nobody unparks it (small
      * nonblocking operations do not); a long wait costs a wake-up per ms. */
     long park_ns = 50000;
+    bool worked = false;  /* a poll since the last sleep found something */
+    /* After a wake-up that found work, nap unarmed before polling again
+     * (CADENCE_PROGRESS_NAP_US): on the application's core each doorbell
+     * is a pair of context switches, and a peer streaming rendezvous
+     * messages while our application posts its own would ring once per
+     * message it finds us asleep for (docs/progress.md). */
+    long nap_ns = 0;
+    if (npu == 1)
+        nap_ns = cdn_progress_param_long("CADENCE_PROGRESS_NAP_US", 50, 0, 10000) * 1000;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
             if (cdn_engine.quiet_poll) {
@@ -151,6 +161,7 @@ static void *progress_main(void *arg)
         atomic_store_explicit(&cdn_engine.thread_busy, false, memory_order_relaxed);
         if (pn > 0) {
             idle = 0;
+            worked = true;
             continue;
         }
         if (++idle < spin) {
@@ -159,7 +170,11 @@ static void *progress_main(void *arg)
         }
         idle = 0;
         atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
-        cdn_progress_epoll_sleep(-1, NULL, 0);
+        if (!worked || nap_ns == 0 ||
+            !atomic_load_explicit(&cdn_p2p_app_inside, memory_order_relaxed) ||
+            !cdn_progress_nap(nap_ns))
+            cdn_progress_epoll_sleep(-1, NULL, 0);
+        worked = false;
         atomic_store_explicit(&cdn_engine.thread_asleep, false, memory_order_relaxed);
     }
     return NULL;

@@ -23,6 +23,12 @@ const struct cdn_param cdn_params[] = {
      "Time slice (microseconds) the progress thread asks the scheduler for (Linux >= 6.12): a "
      "short slice lets it preempt a computing application thread as soon as a message "
      "arrives. 0 keeps the kernel's default."},
+    {"CADENCE_PROGRESS_NAP_US", "integer", "50", "library",
+     "When the progress thread shares the application's processing unit, a wake-up found "
+     "work, the application was inside a point-to-point call and nothing urgent is wanted, it "
+     "next sleeps this long without arming the doorbells (peers do not ring it), then polls: "
+     "a burst of messages costs a wake-up per nap instead of one per message. 0 re-arms at "
+     "once."},
     {"CADENCE_PROGRESS_NICE", "integer", "-20", "library",
      "Nice value (-20..0) the progress thread asks for, where the process may raise priority "
      "(root, CAP_SYS_NICE or RLIMIT_NICE; else as far as RLIMIT_NICE allows, or 0): it then "

@@ -40,7 +40,7 @@ struct cdn_engine cdn_engine = {
     .epfd = -1,
     .wake_fd = -1,
     .spin_polls = 2000,
-    .background_min = 262144,
+    .background_min = 524288,
 };
 
 CDN_TLS bool cdn_progress_in_thread;
@@ -152,7 +152,7 @@ int cdn_progress_init(void)
     cdn_engine.oversubscribed = cdn_progress_oversubscribed(cdn_rt.local_size);
     cdn_engine.thread_on = cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, 1) != 0;
     cdn_engine.background_min =
-        cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 262144, 0, 1L << 40);
+        cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 524288, 0, 1L << 40);
     cdn_engine.start_delay_ns =
         1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 10, 0, 1000000);
     cdn_sent_init();

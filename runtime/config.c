@@ -40,7 +40,7 @@ const struct cdn_param cdn_params[] = {
      "with the online units, an unbound one with those it may use). 1 or 0 force it. "
      "Oversubscribed, waiting threads yield the processor between polls and the progress "
      "thread neither spins nor raises its priority."},
-    {"CADENCE_PROGRESS_BACKGROUND_MIN", "integer", "262144", "library",
+    {"CADENCE_PROGRESS_BACKGROUND_MIN", "integer", "524288", "library",
      "Bytes: a nonblocking or persistent collective whose largest step (a message, copy or "
      "reduction) moves at least this much hands its receives, copies and reductions to the "
      "progress thread when started, so it advances while the application computes; smaller "

@@ -742,7 +742,7 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
     if (rc == MPI_SUCCESS && significant && contributes)
         rc = check_aliased(fn, sendbuf, recvbuf, count);
     if (rc == MPI_SUCCESS && kind == R_ALLREDUCE && form == F_BLOCK && dt != NULL &&
-        cdn_coll_allreduce_direct_fits(c, count, dt, o)) {
+        cdn_coll_allreduce_direct_fits(c, count, dt)) {
         arrays_free(&a);
         return cdn_coll_allreduce_direct(fn, c, sendbuf, recvbuf, count, dt, o);
     }

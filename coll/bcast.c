@@ -11,20 +11,32 @@
 
 #define BCAST_LONG (64 * 1024)
 
+/* This rank's place in the binomial tree rooted at root: its parent (-1 at
+ * the root) and its children, in sending order; returns how many. */
+static int binomial(const struct cdn_comm *c, int root, int *parent, int *children)
+{
+    int p = c->size, vr = (c->rank - root + p) % p;
+    int mask = 1, n = 0;
+    while (mask < p && !(vr & mask))
+        mask <<= 1;
+    *parent = vr != 0 ? (vr - mask + root) % p : -1;
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < p)
+            children[n++] = (vr + mask + root) % p;
+    return n;
+}
+
 static void bcast_binomial(struct cdn_sched *s, struct cdn_comm *c, void *buf, MPI_Count count,
                            struct cdn_datatype *dt, int root)
 {
-    int p = c->size, vr = (c->rank - root + p) % p;
-    int mask = 1;
-    while (mask < p && !(vr & mask))
-        mask <<= 1;
-    if (vr != 0) {
-        cdn_sched_recv(s, buf, count, dt, (vr - mask + root) % p, 0);
+    int parent, children[32];
+    int n = binomial(c, root, &parent, children);
+    if (parent >= 0) {
+        cdn_sched_recv(s, buf, count, dt, parent, 0);
         cdn_sched_round(s);
     }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < p)
-            cdn_sched_send(s, buf, count, dt, (vr + mask + root) % p, 0);
+    for (int i = 0; i < n; i++)
+        cdn_sched_send(s, buf, count, dt, children[i], 0);
 }
 
 static void bcast_scatter_allgather(struct cdn_sched *s, struct cdn_comm *c, void *buf,
@@ -105,18 +117,14 @@ int cdn_coll_bcast_direct(const char *fn, struct cdn_comm *c, void *buf, MPI_Cou
     int tag, rc = cdn_coll_call_tag(fn, c, &tag);
     if (rc != MPI_SUCCESS)
         return rc;
-    int p = c->size, vr = (c->rank - root + p) % p;
-    int mask = 1;
-    while (mask < p && !(vr & mask))
-        mask <<= 1;
-    if (vr != 0) {
-        struct cdn_coll_msg from = {buf, count, dt, (vr - mask + root) % p};
+    int parent, children[32];
+    int n = binomial(c, root, &parent, children);
+    if (parent >= 0) {
+        struct cdn_coll_msg from = {buf, count, dt, parent};
         rc = cdn_coll_exchange(c, tag, &from, 1, NULL, 0);
     }
-    struct cdn_coll_msg to[CDN_COLL_EXCHANGE_MAX];
-    int n = 0;
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < p)
-            to[n++] = (struct cdn_coll_msg){buf, count, dt, (vr + mask + root) % p};
+    struct cdn_coll_msg to[32];
+    for (int i = 0; i < n; i++)
+        to[i] = (struct cdn_coll_msg){buf, count, dt, children[i]};
     return rc != MPI_SUCCESS || n == 0 ? rc : cdn_coll_exchange(c, tag, NULL, 0, to, n);
 }

@@ -87,8 +87,7 @@ int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *re
  * by recursive doubling, straight on point-to-point requests (no schedule):
  * does this call qualify, and run it (coll/reduce.c). */
 #define CDN_ALLREDUCE_DIRECT_MAX 1024
-bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt,
-                                    struct cdn_op *op);
+bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt);
 int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sbuf, void *rbuf,
                               MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op);
 /* Blocking barrier of an intracommunicator, without a schedule. */

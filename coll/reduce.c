@@ -145,37 +145,47 @@ void cdn_coll_reduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, 
         reduce_binomial(s, c, mine, rbuf, count, dt, op, root);
 }
 
+/* Recursive doubling on p ranks: the first 2*rem ranks fold pairwise (odd
+ * ones carry the pair) so that pof2 ranks remain.  Sets *pof2 and *rem;
+ * returns rank r's place among the pof2 (-1 for a rank folded away). */
+static int rd_layout(int p, int r, int *pof2, int *rem)
+{
+    *pof2 = 1;
+    while (*pof2 * 2 <= p)
+        *pof2 *= 2;
+    *rem = p - *pof2;
+    return r < 2 * *rem ? (r % 2 ? r / 2 : -1) : r - *rem;
+}
+
+/* The rank that place newrank ^ mask stands for. */
+static int rd_peer(int newrank, int mask, int rem)
+{
+    int nd = newrank ^ mask;
+    return nd < rem ? nd * 2 + 1 : nd + rem;
+}
+
 static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, void *acc, MPI_Count count,
                          struct cdn_datatype *dt, struct cdn_op *op)
 {
-    int p = c->size, r = c->rank;
-    int pof2 = 1;
-    while (pof2 * 2 <= p)
-        pof2 *= 2;
-    int rem = p - pof2, newrank;
+    int p = c->size, r = c->rank, pof2, rem;
+    int newrank = rd_layout(p, r, &pof2, &rem);
     void *tmp = cdn_sched_typed_scratch(s, count, dt);
     if (tmp == NULL)
         return;
-    /* fold the first 2*rem ranks pairwise: odd ones carry the pair */
     if (r < 2 * rem) {
         if (r % 2 == 0) {
             cdn_sched_send(s, acc, count, dt, r + 1, 0);
-            newrank = -1;
         } else {
             int rv = cdn_sched_recv(s, tmp, count, dt, r - 1, 0);
             int n = cdn_sched_reduce(s, tmp, acc, count, dt, op);  /* x[r-1] op x[r] */
             dep(s, rv, n);
-            newrank = r / 2;
         }
         cdn_sched_round(s);
-    } else {
-        newrank = r - rem;
     }
     if (newrank >= 0) {
         int step = 1;
         for (int mask = 1; mask < pof2; mask <<= 1, step++) {
-            int nd = newrank ^ mask;
-            int peer = nd < rem ? nd * 2 + 1 : nd + rem;
+            int peer = rd_peer(newrank, mask, rem);
             cdn_sched_send(s, acc, count, dt, peer, step);
             cdn_sched_recv(s, tmp, count, dt, peer, step);
             cdn_sched_round(s);
@@ -323,10 +333,8 @@ void cdn_coll_scan(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, vo
  * so the bits are the same) straight on point-to-point requests, with the
  * partner's data in a buffer on the stack. */
 
-bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt,
-                                    struct cdn_op *op)
+bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt)
 {
-    (void)op;
     MPI_Count bytes = count * cdn_datatype_size(dt);
     return !c->inter && c->size > 1 && count > 0 && bytes <= CDN_ALLREDUCE_DIRECT_MAX &&
            cdn_datatype_true_lb(dt) == 0 && cdn_datatype_is_contig(dt, count) &&
@@ -352,26 +360,20 @@ int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sb
     _Alignas(64) unsigned char tmp[CDN_ALLREDUCE_DIRECT_MAX];
     if (sbuf != MPI_IN_PLACE)
         memcpy(rbuf, sbuf, bytes);
-    int p = c->size, r = c->rank;
-    int pof2 = 1;
-    while (pof2 * 2 <= p)
-        pof2 *= 2;
-    int rem = p - pof2, newrank = r - rem;
-    if (r < 2 * rem) {  /* fold the first 2*rem ranks pairwise: odd ones carry the pair */
+    int p = c->size, r = c->rank, pof2, rem;
+    int newrank = rd_layout(p, r, &pof2, &rem);
+    if (r < 2 * rem) {
         if (r % 2 == 0) {
             rc = exchange(c, rbuf, NULL, count, dt, r + 1, base, true);
-            newrank = -1;
         } else {
             rc = exchange(c, NULL, tmp, count, dt, r - 1, base, false);
             if (rc == MPI_SUCCESS)
                 cdn_op_reduce(op, tmp, rbuf, count, dt);  /* x[r-1] op x[r] */
-            newrank = r / 2;
         }
     }
     for (int mask = 1, step = 1; rc == MPI_SUCCESS && newrank >= 0 && mask < pof2;
          mask <<= 1, step++) {
-        int nd = newrank ^ mask;
-        int peer = nd < rem ? nd * 2 + 1 : nd + rem;
+        int peer = rd_peer(newrank, mask, rem);
         rc = exchange(c, rbuf, tmp, count, dt, peer, base + step, true);
         if (rc != MPI_SUCCESS)
             break;

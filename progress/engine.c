@@ -384,17 +384,21 @@ static int run_work(void)
     return n;
 }
 
+/* Does some transport have input (a lock-free look)? */
+static bool any_busy(void)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->busy == NULL || tp->ops->busy(tp))
+            return true;
+    }
+    return false;
+}
+
 /* Poll every transport once (the deferred work left alone). */
 static int poll_transports(void)
 {
-    if (cdn_engine.ntransports == 0)
-        return 0;
-    bool busy = false;
-    for (int i = 0; i < cdn_engine.ntransports && !busy; i++) {
-        struct cdn_transport *tp = cdn_engine.transports[i];
-        busy = tp->ops->busy == NULL || tp->ops->busy(tp);
-    }
-    if (!busy || atomic_load_explicit(&cdn_engine.poll_lock, memory_order_relaxed) ||
+    if (!any_busy() || atomic_load_explicit(&cdn_engine.poll_lock, memory_order_relaxed) ||
         atomic_exchange_explicit(&cdn_engine.poll_lock, true, memory_order_acquire))
         return 0;
     int n = 0;
@@ -430,17 +434,6 @@ void cdn_progress_signal(void)
         futex_wake_all(&cdn_engine.gen);
     if (ep)
         kick_fd();
-}
-
-/* Does some transport have input (a lock-free look)? */
-static bool any_busy(void)
-{
-    for (int i = 0; i < cdn_engine.ntransports; i++) {
-        struct cdn_transport *tp = cdn_engine.transports[i];
-        if (tp->ops->busy == NULL || tp->ops->busy(tp))
-            return true;
-    }
-    return false;
 }
 
 /* May a message that rang lazily be wanted now (transport.h, lazy_wanted)? */

@@ -283,9 +283,11 @@ static void step_bytes(struct cdn_sched *s, MPI_Count bytes)
         s->bytes = bytes;
 }
 
-/* Note node id's message size and peer (for cdn_sched_commit). */
+/* Note node id's message size and peer (for cdn_sched_commit); the message
+ * is one of the schedule's steps. */
 static int set_message(struct cdn_sched *s, int id, MPI_Count bytes, int peer)
 {
+    step_bytes(s, bytes);
     if (id >= 0) {
         s->nodes[id].bytes = bytes;
         s->nodes[id].peer = peer;
@@ -300,7 +302,6 @@ int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
     if (!sub_ok(s, sub))
         return -1;
     int rc = cdn_p2p_send_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
-    step_bytes(s, count * cdn_datatype_size(dt));
     return set_message(s, add_p2p(s, N_SEND, rc, r), count * cdn_datatype_size(dt), peer);
 }
 
@@ -311,7 +312,6 @@ int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_d
     if (!sub_ok(s, sub))
         return -1;
     int rc = cdn_p2p_recv_internal(buf, count, dt, peer, s->tag + sub, s->comm, true, &r);
-    step_bytes(s, count * cdn_datatype_size(dt));
     return set_message(s, add_p2p(s, N_RECV, rc, r), count * cdn_datatype_size(dt), peer);
 }
 
@@ -621,7 +621,7 @@ static bool light(const struct node *nd)
 }
 
 /* The schedule whose ready queue this thread drains (innermost). */
-static _Thread_local struct cdn_sched *draining;
+static CDN_TLS struct cdn_sched *draining;
 
 /* Run ready nodes until none is left, unless another thread already does.
  * keep_heavy (the start of a schedule handed to the progress thread): run

@@ -162,6 +162,7 @@ install)
 pkgconfig)
     need_other_mpis
     install_tree
+    if grep -H '^URL:' "$libdir"/pkgconfig/*.pc; then fail "a .pc file carries a URL"; fi
     for pc in mpi cadence; do
         flags=$(PKG_CONFIG_PATH=$pclinks pkg-config --cflags --libs "$pc")
         inc=$(PKG_CONFIG_PATH=$pclinks pkg-config --cflags-only-I "$pc" | xargs)

@@ -285,6 +285,13 @@ foreign-binary)
     [ "$rc" -eq 1 ] || fail "expected exit code 1, got $rc: $out"
     expect_out 'never connected: is it linked against another MPI\? ldd shows libmpich'
     expect_fast 10
+    if command -v mpicc.openmpi >/dev/null; then
+        mpicc.openmpi "$src/examples/hello.c" -o "$work/hello_ompi" || fail "mpicc.openmpi hello.c"
+        run --timeout 30 -n 2 "$work/hello_ompi"
+        [ "$rc" -ne 0 ] || fail "an Open MPI program must not pass as singletons: $out"
+        expect_out 'never connected: is it linked against another MPI\? ldd shows libmpi\.so\.40 => '
+        rm -rf "$TMPDIR"/ompi.*  # Open MPI's session directory, left by its killed singleton
+    fi
     # the same binary on Cadence's libmpich.so.12 connects: a real 2-rank job
     run -x LD_LIBRARY_PATH="$build" --timeout 30 -n 2 "$work/t_mpich" ok 2
     expect_rc 0; expect_out '^rank 1 of 2 ok$'

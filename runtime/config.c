@@ -108,7 +108,7 @@ const struct cdn_param cdn_params[] = {
      "at once); auto takes scattered up to 8 ranks or below 1 KiB per block, else pairwise."},
     {"CADENCE_CC", "string", "the C compiler Cadence was built with", "mpicc",
      "The C compiler mpicc runs (like MPICH_CC or OMPI_CC)."},
-    {"CADENCE_CXX", "string", "c++", "mpicxx",
+    {"CADENCE_CXX", "string", "the C++ compiler Cadence was configured with, else c++", "mpicxx",
      "The C++ compiler mpicxx (and mpic++) runs (like MPICH_CXX or OMPI_CXX)."},
 };
 const int cdn_nparams = (int)(sizeof cdn_params / sizeof cdn_params[0]);

@@ -9,6 +9,10 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_INITIAL_ERRHANDLER", "choice", "fatal", "library",
      "Error handler for errors raised outside MPI_Init..MPI_Finalize and before any other is "
      "set: fatal (MPI_ERRORS_ARE_FATAL), abort (MPI_ERRORS_ABORT) or return (MPI_ERRORS_RETURN)."},
+    {"CADENCE_ALLOW_SINGLETON", "boolean", "0", "library",
+     "A process started by another MPI's launcher (MPICH's mpiexec, srun --mpi=pmi2, Open MPI "
+     "without PMIx: PMI_SIZE or OMPI_COMM_WORLD_SIZE above 1, no PMIx server) fails in MPI_Init "
+     "naming the launcher to use; 1 lets it run as a one-process job instead."},
     {"CADENCE_PROGRESS_THREADS", "boolean", "1", "library",
      "Run a background progress thread per process (strong progress: started operations "
      "complete while the application computes). 0 turns it off; progress is then made inside "
@@ -104,6 +108,8 @@ const struct cdn_param cdn_params[] = {
      "at once); auto takes scattered up to 8 ranks or below 1 KiB per block, else pairwise."},
     {"CADENCE_CC", "string", "the C compiler Cadence was built with", "mpicc",
      "The C compiler mpicc runs (like MPICH_CC or OMPI_CC)."},
+    {"CADENCE_CXX", "string", "the C++ compiler Cadence was configured with, else c++", "mpicxx",
+     "The C++ compiler mpicxx (and mpic++) runs (like MPICH_CXX or OMPI_CXX)."},
 };
 const int cdn_nparams = (int)(sizeof cdn_params / sizeof cdn_params[0]);
 

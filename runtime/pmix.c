@@ -4,6 +4,10 @@
  * the address exchange, PMIx_Abort and PMIx_Finalize.  Only reserved keys
  * every PMIx server provides are required (rank, job size); the rest have
  * safe defaults so the library runs under servers that give less.
+ * A process with no PMIx server but another MPI's launcher variables
+ * (MPICH's Hydra, Open MPI without PMIx) is one of N processes that would
+ * each run alone as rank 0 of 1: MPI_Init says which launcher to use
+ * instead, unless CADENCE_ALLOW_SINGLETON asks for singletons.
  */
 #include "runtime/pmix.h"
 
@@ -14,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "progress/params.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
 
@@ -118,11 +123,42 @@ static int set_singleton(void)
     return MPI_SUCCESS;
 }
 
+/* Another MPI's launcher that started this process with its own wire-up
+ * protocol (no PMIx server): the variable that shows it, or NULL.  A job of
+ * one process is a correct singleton and does not count. */
+static const char *foreign_launcher(const char **who)
+{
+    static const struct {
+        const char *size, *rank, *who;
+    } launchers[] = {
+        {"PMI_SIZE", "PMI_RANK", "MPICH's mpiexec (Hydra) or another PMI-1/PMI-2 launcher"},
+        {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "Open MPI's mpirun"},
+    };
+    for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
+        const char *size = getenv(launchers[i].size);
+        if (size == NULL && getenv(launchers[i].rank) == NULL)
+            continue;
+        if (size != NULL && strcmp(size, "1") == 0)
+            continue;
+        *who = launchers[i].who;
+        return size != NULL ? launchers[i].size : launchers[i].rank;
+    }
+    return NULL;
+}
+
 int cdn_pmix_init(const char *caller)
 {
     /* a PMIx server that forked us says so in the environment */
-    if (getenv("PMIX_NAMESPACE") == NULL || getenv("PMIX_RANK") == NULL)
+    if (getenv("PMIX_NAMESPACE") == NULL || getenv("PMIX_RANK") == NULL) {
+        const char *who, *var = foreign_launcher(&who);
+        if (var != NULL && cdn_progress_param_long("CADENCE_ALLOW_SINGLETON", 0, 0, 1) == 0)
+            return cdn_err(MPI_ERR_OTHER, "%s: started by %s (%s=%s), which Cadence cannot "
+                           "join: each process would run alone as rank 0 of 1; start it with "
+                           "Cadence's mpirun (or srun --mpi=pmix), or set "
+                           "CADENCE_ALLOW_SINGLETON=1 to run singletons", caller, who, var,
+                           getenv(var));
         return set_singleton();
+    }
     pmix_status_t prc = PMIx_Init(&me, NULL, 0);
     if (prc != PMIX_SUCCESS)
         return cdn_err(MPI_ERR_OTHER, "%s: cannot connect to the launcher's PMIx server "

@@ -3,19 +3,22 @@
 #
 # Build: meson, ninja, pkg-config, a C compiler, Python 3, OpenPMIx and hwloc
 # (required), libfabric, UCX and rdma-core (optional transports), Check.
-# Tests also use Debian's MPICH (the ABI and differential tests), CMake (the
-# FindMPI test), Slurm (srun --mpi=pmix on a private one-node cluster) and
+# Tests also use Debian's MPICH (the ABI and differential tests), Open MPI
+# and MPICH's development files beside Cadence (the discovery and launcher
+# mismatch tests), CMake and autoconf (the FindMPI and `CC=mpicc ./configure`
+# tests), Slurm (srun --mpi=pmix on a private one-node cluster) and
 # valgrind (memory checks of the MPI tests).  A test whose tool is missing
 # skips, saying so, and tools/test-summary.py fails a run in which a whole
 # suite skipped.
 #   tools/setup-deps.sh          what the build and the tests need
-#   tools/setup-deps.sh --bench  also Open MPI and gnuplot, for tools/bench's side-by-side runs
+#   tools/setup-deps.sh --bench  also gnuplot, for tools/bench's side-by-side runs
 set -eu
 
 packages="build-essential pkg-config python3 meson ninja-build libpmix-dev libhwloc-dev
-libfabric-dev libucx-dev libibverbs-dev check libmpich-dev mpich cmake slurm-wlm valgrind"
+libfabric-dev libucx-dev libibverbs-dev check libmpich-dev mpich openmpi-bin libopenmpi-dev
+cmake autoconf slurm-wlm valgrind"
 if [ "${1:-}" = "--bench" ]; then
-    packages="$packages openmpi-bin libopenmpi-dev gnuplot-nox"
+    packages="$packages gnuplot-nox"
 fi
 
 missing=""

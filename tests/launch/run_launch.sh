@@ -244,6 +244,63 @@ install)
     mpirun=$prefix/bin/mpiexec run -n 2 "$work/hello"
     expect_rc 0; expect_out '^Hello from rank 0 of 2'
     ok "installed mpirun and mpiexec run an installed-mpicc program" ;;
+other-launcher)
+    # A Cadence program started by another MPI's launcher.
+    command -v mpiexec.mpich >/dev/null || { echo "SKIP: mpiexec.mpich not installed (tools/setup-deps.sh installs MPICH)"; exit 77; }
+    foreign() { out=$(timeout -k 5 60 "$@" 2>&1 </dev/null); rc=$?; }
+    foreign mpiexec.mpich -n 2 "$prog" ok 2
+    [ "$rc" -ne 0 ] || fail "mpiexec.mpich -n 2 must fail: $out"
+    [ "$(grep -c "MPI_Init: started by MPICH's mpiexec (Hydra) or another PMI-1/PMI-2 launcher (PMI_SIZE=2), which Cadence cannot join.*start it with Cadence's mpirun" <<<"$out")" -eq 2 ] ||
+        fail "each process must say once which launcher to use: $out"
+    grep -q 'of 1 ok' <<<"$out" && fail "a process ran as a singleton: $out"
+    CADENCE_ALLOW_SINGLETON=1 foreign mpiexec.mpich -n 2 "$prog" ok 1
+    expect_rc 0; [ "$(grep -c '^rank 0 of 1 ok$' <<<"$out")" -eq 2 ] || fail "CADENCE_ALLOW_SINGLETON=1: $out"
+    foreign mpiexec.mpich -n 1 "$prog" ok 1
+    expect_rc 0; expect_out '^rank 0 of 1 ok$'
+    # Open MPI's mpirun without a PMIx server (only its own variables)
+    out=$(env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 timeout 30 "$prog" ok 2 2>&1); rc=$?
+    [ "$rc" -ne 0 ] || fail "OMPI_COMM_WORLD_SIZE=2 without PMIx must fail: $out"
+    expect_out "started by Open MPI's mpirun \(OMPI_COMM_WORLD_SIZE=2\)"
+    if command -v mpirun.openmpi >/dev/null; then
+        # Open MPI's mpirun is a PMIx server: Cadence joins it as one job
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+            foreign mpirun.openmpi --oversubscribe --timeout 30 -n 2 "$prog" ok 2
+        expect_rc 0; expect_out '^rank 0 of 2 ok$'; expect_out '^rank 1 of 2 ok$'
+        rm -rf "$TMPDIR"/ompi.*
+        ok "mpiexec.mpich -n 2 fails naming Cadence's mpirun; mpirun.openmpi -n 2 runs a 2-rank job"
+    else
+        ok "mpiexec.mpich -n 2 fails naming Cadence's mpirun (mpirun.openmpi not installed: not tried)"
+    fi ;;
+foreign-binary)
+    # A program built against MPICH, started by Cadence's mpirun.
+    command -v mpicc.mpich >/dev/null || { echo "SKIP: mpicc.mpich not installed (tools/setup-deps.sh installs MPICH)"; exit 77; }
+    mpicc.mpich -D_GNU_SOURCE "$src/tests/launch/t_launch.c" -o "$work/t_mpich" || fail "mpicc.mpich t_launch.c"
+    unset LD_LIBRARY_PATH  # meson test points it at the build tree: libmpich.so.12 would be Cadence's
+    run --timeout 30 -n 2 "$work/t_mpich" ok 2
+    [ "$rc" -ne 0 ] || fail "an MPICH program must not pass as singletons: $out"
+    expect_out "^mpirun: rank [01] \(pid [0-9]+\) never connected: is it linked against another MPI\? ldd shows libmpich\.so\.12 => /[^ ]*libmpich\.so\.12; ending the job$"
+    [ "$(grep -c 'never connected' <<<"$out")" -eq 1 ] || fail "one report expected: $out"
+    # still running as a singleton: reported once it has not connected for a while
+    run --timeout 30 -n 2 "$work/t_mpich" term
+    [ "$rc" -eq 1 ] || fail "expected exit code 1, got $rc: $out"
+    expect_out 'never connected: is it linked against another MPI\? ldd shows libmpich'
+    expect_fast 10
+    if command -v mpicc.openmpi >/dev/null; then
+        mpicc.openmpi "$src/examples/hello.c" -o "$work/hello_ompi" || fail "mpicc.openmpi hello.c"
+        run --timeout 30 -n 2 "$work/hello_ompi"
+        [ "$rc" -ne 0 ] || fail "an Open MPI program must not pass as singletons: $out"
+        expect_out 'never connected: is it linked against another MPI\? ldd shows libmpi\.so\.40 => '
+        rm -rf "$TMPDIR"/ompi.*  # Open MPI's session directory, left by its killed singleton
+    fi
+    # the same binary on Cadence's libmpich.so.12 connects: a real 2-rank job
+    run -x LD_LIBRARY_PATH="$build" --timeout 30 -n 2 "$work/t_mpich" ok 2
+    expect_rc 0; expect_out '^rank 1 of 2 ok$'
+    # programs without MPI never connect, and are fine
+    run -n 2 hostname; expect_rc 0
+    run -n 2 sleep 2.5; expect_rc 0
+    run -n 2 sh -c 'exit 3'; expect_rc 3
+    grep -q 'never connected' <<<"$out" && fail "a program without MPI was reported: $out"
+    ok "an MPICH binary under Cadence's mpirun is reported (ldd), non-MPI programs are not" ;;
 *)
     fail "unknown case" ;;
 esac

@@ -5,8 +5,8 @@
  * thread writes when a rank aborts.  The job ends in one of a few ways,
  * each with its exit code: every rank finished; a rank failed (killed by a
  * signal, or exited without MPI_Finalize, or a non-MPI program exited
- * non-zero) and the others are killed; MPI_Abort; --timeout; a signal to
- * mpirun.  Killing is SIGTERM to each rank's process group, then SIGKILL
+ * non-zero, or a program of another MPI never connected) and the others
+ * are killed; MPI_Abort; --timeout; a signal to mpirun.  Killing is SIGTERM to each rank's process group, then SIGKILL
  * after a grace period, so a failed job is gone within two seconds.
  */
 #include <errno.h>
@@ -31,12 +31,14 @@
 #define LINE_MAX_BUFFERED (64 * 1024)  /* a longer line is written in pieces */
 #define FAIL_GRACE_MS 800               /* SIGTERM -> SIGKILL when a rank failed */
 #define SIGNAL_GRACE_MS 3000            /* SIGTERM -> SIGKILL after mpirun was signalled */
+#define CONNECT_CHECK_MS 2000           /* a rank not connected by then is looked at (foreign.c) */
 
 static struct job job;
 static int exit_code = -1;            /* the first cause decides */
 static bool killing;
 static int64_t kill_deadline;          /* when to SIGKILL what is left */
 static int64_t timeout_deadline;
+static int64_t connect_deadline;
 static int running;                   /* ranks not yet reaped */
 
 /* stdin forwarding to rank 0 */
@@ -147,6 +149,35 @@ static void close_stdin_forwarding(void)
     }
 }
 
+/* A rank that never connected to our PMIx server: when its program loads
+ * another MPI's library it runs as a singleton of that MPI, so say so and
+ * end the job (returns true).  Programs without MPI are left alone. */
+static bool report_foreign(struct rank *r, int code)
+{
+    const char *lib = mpirun_foreign_mpi(&job, r);
+    if (lib == NULL)
+        return false;
+    fprintf(stderr, MPIRUN_NAME ": rank %d (pid %d) never connected: is it linked against "
+            "another MPI? ldd shows %s; ending the job\n", r->rank, (int)r->pid, lib);
+    end_job(code, SIGTERM, FAIL_GRACE_MS);
+    return true;
+}
+
+/* CONNECT_CHECK_MS after the launch: look at the ranks still running
+ * that have not connected. */
+static void check_connected(void)
+{
+    connect_deadline = 0;
+    for (int i = 0; i < job.size && !killing; i++) {
+        struct rank *r = &job.ranks[i];
+        mpirun_server_lock();
+        bool connected = r->connected;
+        mpirun_server_unlock();
+        if (r->state == RANK_RUNNING && !connected)
+            report_foreign(r, 1);
+    }
+}
+
 static void rank_exited(struct rank *r, int status)
 {
     r->state = RANK_EXITED;
@@ -167,6 +198,8 @@ static void rank_exited(struct rank *r, int status)
         return;
     }
     int code = WEXITSTATUS(status);
+    if (!connected && report_foreign(r, code != 0 ? code : 1))
+        return;
     if (connected && !finalized) {
         fprintf(stderr, MPIRUN_NAME ": rank %d (pid %d) exited with status %d without "
                 "calling MPI_Finalize; ending the job\n", r->rank, (int)r->pid, code);
@@ -375,6 +408,8 @@ static void loop(int sfd, int efd)
             wake = kill_deadline;
         if (timeout_deadline > 0 && !killing)
             wake = wake < 0 || timeout_deadline < wake ? timeout_deadline : wake;
+        if (connect_deadline > 0 && !killing)
+            wake = wake < 0 || connect_deadline < wake ? connect_deadline : wake;
         if (drain_deadline >= 0)
             wake = wake < 0 || drain_deadline < wake ? drain_deadline : wake;
         int ms = wake < 0 ? -1 : (int)(wake > now ? wake - now : 0);
@@ -407,6 +442,8 @@ static void loop(int sfd, int efd)
             signal_all(SIGKILL);
             kill_deadline = now + 1000;
         }
+        if (connect_deadline > 0 && !killing && now >= connect_deadline)
+            check_connected();
         if (timeout_deadline > 0 && !killing && now >= timeout_deadline) {
             fprintf(stderr, MPIRUN_NAME ": the job ran longer than --timeout %g s; killing "
                     "%d rank%s still running\n", job.timeout, running, running == 1 ? "" : "s");
@@ -495,6 +532,7 @@ int main(int argc, char **argv)
     }
     if (stdin_open && job.ranks[0].in_fd < 0)
         stdin_open = false;
+    connect_deadline = now_ms() + CONNECT_CHECK_MS;
     loop(sfd, efd);
     rc = exit_code < 0 ? 0 : exit_code;
 stop:

@@ -5,7 +5,8 @@
  * and ends the whole job as soon as one rank fails.
  *
  * Files: options.c turns the command line into a `struct job`; server.c is
- * the PMIx side; launch.c maps, binds and forks the ranks; mpirun.c is the
+ * the PMIx side; launch.c maps, binds and forks the ranks; foreign.c tells
+ * a rank that never connects because it runs another MPI; mpirun.c is the
  * event loop (stdio, signals, children, timeouts) and the exit policy.
  */
 #ifndef CDN_MPIRUN_H
@@ -25,6 +26,8 @@ struct app {
     char **env;           /* -env NAME VALUE pairs as "NAME=VALUE" */
     int nenv;
     int first_rank;
+    bool foreign_checked;  /* foreign.c looked at the program's libraries */
+    char *foreign;        /* "libmpich.so.12 => /path" when another MPI's, else NULL */
 };
 
 enum bind_to { BIND_DEFAULT, BIND_NONE, BIND_CORE, BIND_HWTHREAD };
@@ -79,6 +82,10 @@ void mpirun_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int mpirun_plan_binding(struct job *job);
 int mpirun_prepare(struct job *job);
 int mpirun_spawn(struct job *job, struct rank *r, bool gets_stdin);
+
+/* foreign.c: for a rank that never connected, the library of another MPI
+ * its program loads ("libmpich.so.12 => /usr/lib/..."), or NULL. */
+const char *mpirun_foreign_mpi(struct job *job, const struct rank *r);
 
 /* server.c: events the PMIx thread reports to the loop */
 int mpirun_server_start(struct job *job, int notify_fd);

@@ -5,7 +5,9 @@
 # (required), libfabric, UCX and rdma-core (optional transports), Check.
 # Tests also use Debian's MPICH (the ABI and differential tests), CMake (the
 # FindMPI test), Slurm (srun --mpi=pmix on a private one-node cluster) and
-# valgrind (memory checks of the MPI tests).  A test whose tool is missing
+# valgrind (memory checks of the MPI tests); the package test uses dpkg-dev
+# (tools/package-deb) and runs Debian's MPICH-built NetPIPE (netpipe-mpich2)
+# and ScaLAPACK tests (scalapack-mpi-test) on Cadence.  A test whose tool is missing
 # skips, saying so, and tools/test-summary.py fails a run in which a whole
 # suite skipped.
 #   tools/setup-deps.sh          what the build and the tests need
@@ -13,7 +15,8 @@
 set -eu
 
 packages="build-essential pkg-config python3 meson ninja-build libpmix-dev libhwloc-dev
-libfabric-dev libucx-dev libibverbs-dev check libmpich-dev mpich cmake slurm-wlm valgrind"
+libfabric-dev libucx-dev libibverbs-dev check libmpich-dev mpich cmake slurm-wlm valgrind
+dpkg-dev netpipe-mpich2 scalapack-mpi-test"
 if [ "${1:-}" = "--bench" ]; then
     packages="$packages openmpi-bin libopenmpi-dev gnuplot-nox"
 fi

@@ -34,6 +34,16 @@ resolves() { ldd "$2" | sed -n "s/^[[:space:]]*$1 => \\([^ ]*\\) .*/\\1/p"; }
 # run; rank 0's line among the ranks' interleaved output of an mpirun).
 first_line() { head -n 1 "$1"; }
 version_in() { grep -m 1 -E '^(Cadence MPI|MPICH Version)' "$1"; }
+# cadence_report LOG N: each of ranks 0..N-1 printed Cadence's transport
+# report (CADENCE_TRANSPORT_REPORT=1, at MPI_Finalize): Cadence's library
+# ran in every process, and they were one job.
+cadence_report() {
+    r=0
+    while [ "$r" -lt "$2" ]; do
+        grep -q "^cadence: rank $r: sent " "$1" || return 1
+        r=$((r + 1))
+    done
+}
 # cadence_job OUT WHAT: OUT, hello's output from mpirun -n 2, shows one job
 # of two ranks on Cadence's library.
 cadence_job() {
@@ -49,6 +59,14 @@ cd /tmp || exit 1
 cp "$dir/hello.c" "$dir/hello.mpich" /tmp/
 deb=$(ls "$dir"/cadence-mpi_*.deb)
 swapdeb=$(ls "$dir"/cadence-mpi-swap_*.deb)
+
+# A machine that has Cadence's packages installed: take them out of this
+# root first, so the steps start from Debian's MPI packages alone.
+for pkg in cadence-mpi-swap cadence-mpi; do
+    if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q ' installed$'; then
+        run purge.log dpkg --purge "$pkg" || exit 1
+    fi
+done
 
 # ---- before: what Debian's packages chose ----
 # snapshot: per group, the selected alternative and all alternatives.
@@ -157,9 +175,10 @@ run swap.out /usr/bin/mpirun --timeout 60 -n 2 ./hello.mpich &&
 if [ -x /usr/bin/NPmpich2 ]; then
     runs_on_cadence /usr/bin/NPmpich2 ||
         fail "swap: NPmpich2 resolves libmpich.so.12 to $(resolves libmpich.so.12 /usr/bin/NPmpich2)"
-    run np.log /usr/bin/mpirun --timeout 60 -n 2 /usr/bin/NPmpich2 -u 4096 -n 20 -p 0 -o np.out &&
-        if [ "$(wc -l <np.out)" -ge 10 ] && grep -q '^ *4096 ' np.out; then
-            ok "swap: Debian's NPmpich2 ran 2 ranks on Cadence ($(wc -l <np.out) sizes, up to 4096 bytes)"
+    run np.log env CADENCE_TRANSPORT_REPORT=1 /usr/bin/mpirun --timeout 60 -n 2 \
+        /usr/bin/NPmpich2 -u 4096 -n 20 -p 0 -o np.out &&
+        if [ "$(wc -l <np.out)" -ge 10 ] && grep -q '^ *4096 ' np.out && cadence_report np.log 2; then
+            ok "swap: Debian's NPmpich2 ran 2 ranks on Cadence ($(wc -l <np.out) sizes, up to 4096 bytes; $(grep -c '^cadence: rank' np.log) Cadence transport reports)"
         else
             fail "swap: NPmpich2 wrote:"
             cat np.out np.log
@@ -172,11 +191,12 @@ if [ -x "$scalapack/xdlu" ]; then
     runs_on_cadence "$scalapack/xdlu" ||
         fail "swap: xdlu resolves libmpich.so.12 to $(resolves libmpich.so.12 "$scalapack/xdlu")"
     mkdir -p /tmp/scalapack && cp "$scalapack/LU.dat" /tmp/scalapack/
-    (cd /tmp/scalapack && run /tmp/xdlu.out /usr/bin/mpirun --timeout 150 -n 4 "$scalapack/xdlu") &&
+    (cd /tmp/scalapack &&
+        run /tmp/xdlu.out env CADENCE_TRANSPORT_REPORT=1 /usr/bin/mpirun --timeout 150 -n 4 "$scalapack/xdlu") &&
         # One summary: the 4 ranks were one job (MPICH's library under
         # Cadence's mpirun would run 4 one-process jobs, 4 summaries).
         if [ "$(grep -Ec '^ +[1-9][0-9]* tests completed and passed residual checks' xdlu.out)" -eq 1 ] &&
-            grep -Eq '^ +0 tests completed and failed' xdlu.out; then
+            grep -Eq '^ +0 tests completed and failed' xdlu.out && cadence_report xdlu.out 4; then
             ok "swap: Debian's ScaLAPACK xdlu on 4 ranks: $(grep -E 'completed and passed' xdlu.out | xargs)"
         else
             fail "swap: ScaLAPACK xdlu printed:"

@@ -7,7 +7,9 @@
 # and MPICH's development files beside Cadence (the discovery and launcher
 # mismatch tests), CMake and autoconf (the FindMPI and `CC=mpicc ./configure`
 # tests), Slurm (srun --mpi=pmix on a private one-node cluster) and
-# valgrind (memory checks of the MPI tests).  A test whose tool is missing
+# valgrind (memory checks of the MPI tests); the package test uses dpkg-dev
+# (tools/package-deb) and runs Debian's MPICH-built NetPIPE (netpipe-mpich2)
+# and ScaLAPACK tests (scalapack-mpi-test) on Cadence.  A test whose tool is missing
 # skips, saying so, and tools/test-summary.py fails a run in which a whole
 # suite skipped.
 #   tools/setup-deps.sh          what the build and the tests need
@@ -16,7 +18,7 @@ set -eu
 
 packages="build-essential pkg-config python3 meson ninja-build libpmix-dev libhwloc-dev
 libfabric-dev libucx-dev libibverbs-dev check libmpich-dev mpich openmpi-bin libopenmpi-dev
-cmake autoconf slurm-wlm valgrind"
+cmake autoconf slurm-wlm valgrind dpkg-dev netpipe-mpich2 scalapack-mpi-test"
 if [ "${1:-}" = "--bench" ]; then
     packages="$packages gnuplot-nox"
 fi

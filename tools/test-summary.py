@@ -14,7 +14,7 @@ import json
 import sys
 
 EXPECTED = ['unit', 'mpi', 'mpi-tcp', 'comm', 'coll', 'abi', 'diff', 'discovery', 'launch',
-            'slurm']
+            'slurm', 'package']
 
 
 def suites_of(name):

@@ -144,6 +144,9 @@ mpicc)
 install)
     install_tree
     [ -e "$libdir/libmpich.so.12" ] || fail "libmpich.so.12 is not installed"
+    objdump -p "$libdir/libmpich.so.12" | grep -q 'SONAME *libmpich\.so\.12$' &&
+        objdump -p "$libdir/libmpich.so.12" | grep -q 'NEEDED *libmpi\.so\.12$' ||
+        fail "libmpich.so.12 is not a library with SONAME libmpich.so.12 needing libmpi.so.12"
     [ -f "$prefix/include/mpi.h" ] || fail "mpi.h not installed"
     [ "$(readlink "$prefix/bin/mpic++")" = mpicxx ] || fail "mpic++ is not installed as a link to mpicxx"
     for w in mpicc mpicxx; do

@@ -21,6 +21,12 @@
  * Each line is "lockcost,S,R,kind,mean_ns,median_ns" where the times are
  * half round trips (one message) over 200,000 round trips after 20,000 of
  * warm-up; the median is over 50 blocks of 4,000 round trips each.
+ *
+ * "stream" lines ("lockcost-stream,S,R,kind,mean_ns,median_ns") time the
+ * other pattern, message rate: the sender writes messages into a ring of
+ * 64 cells (one line each, 8 KiB apart as Cadence's are) as fast as the
+ * receiver frees them, the receiver reads each and frees it (a tail
+ * counter the sender reads when the ring is full); ns per message.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -43,6 +49,10 @@ struct line {
 static struct line ping, pong;
 static _Alignas(64) _Atomic uint64_t own[2][8];  /* one line per thread */
 static int n_send, n_recv, locked;
+
+enum { RING = 64, CELL = 8192 };
+static unsigned char *ring;              /* RING cells of CELL bytes */
+static _Alignas(64) _Atomic uint64_t ring_tail;  /* messages freed by the receiver */
 static double block_ns[BLOCKS];
 
 static double now_ns(void)
@@ -144,6 +154,55 @@ static void run(int s, int r, int lk)
     fflush(stdout);
 }
 
+static inline struct line *cell(uint64_t s)
+{
+    return (struct line *)(ring + (s % RING) * CELL);
+}
+
+static void *stream_receiver(void *arg)
+{
+    (void)arg;
+    pin(1);
+    for (uint64_t s = 1; s <= WARM + (uint64_t)BLOCKS * PER_BLOCK; s++) {
+        recv_msg(1, cell(s), s);
+        atomic_store_explicit(&ring_tail, s, memory_order_release);
+    }
+    return NULL;
+}
+
+static void run_stream(int s, int r, int lk)
+{
+    n_send = s;
+    n_recv = r;
+    locked = lk;
+    memset(ring, 0, (size_t)RING * CELL);
+    atomic_store(&ring_tail, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, stream_receiver, NULL);
+    pin(0);
+    uint64_t seq = 1;
+    double total = 0;
+    for (int b = -1; b < BLOCKS; b++) {
+        int n = b < 0 ? WARM : PER_BLOCK;
+        double t0 = now_ns();
+        for (int i = 0; i < n; i++, seq++) {
+            while (seq - atomic_load_explicit(&ring_tail, memory_order_acquire) > RING)
+                ;
+            send_msg(0, cell(seq), seq);
+        }
+        double dt = now_ns() - t0;
+        if (b >= 0) {
+            total += dt;
+            block_ns[b] = dt / PER_BLOCK;
+        }
+    }
+    pthread_join(t, NULL);
+    qsort(block_ns, BLOCKS, sizeof block_ns[0], cmp);
+    printf("lockcost-stream,%d,%d,%s,%.1f,%.1f\n", s, r, lk ? "locked" : "plain",
+           total / ((double)BLOCKS * PER_BLOCK), block_ns[BLOCKS / 2]);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     static const int cases[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 2}, {6, 10}, {16, 16}};
@@ -152,12 +211,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "lockcost: needs two processing units\n");
         return 1;
     }
+    ring = aligned_alloc(4096, (size_t)RING * CELL);
+    if (ring == NULL)
+        return 1;
     for (int k = 0; k < reps; k++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             for (int lk = 1; lk >= 0; lk--) {
                 if (cases[c][0] + cases[c][1] == 0 && lk == 0)
                     continue;
                 run(cases[c][0], cases[c][1], lk);
+                run_stream(cases[c][0], cases[c][1], lk);
             }
+    free(ring);
     return 0;
 }

@@ -267,7 +267,8 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
     c->h = *h;
     c->type = C_EAGER;
     c->len = (uint16_t)len;
-    memcpy(c->data, data, len);
+    if (len > 0)
+        memcpy(c->data, data, len);
     shm_ring_commit(&p->prod);
     int need = ring_need(p, SHM_RING_LAZY);
     pthread_mutex_unlock(&p->lock);

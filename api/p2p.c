@@ -112,6 +112,11 @@ static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatyp
      * leaving cost four read-modify-writes, one on the doorbell the peer
      * reads, and a look at every ring. */
     atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
+    if (request == NULL && mode == CDN_SEND_STANDARD &&
+        cdn_p2p_send_now(buf, count, a.dt, dest, tag, a.comm)) {
+        atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
+        return MPI_SUCCESS;
+    }
     rc = cdn_p2p_send(buf, count, a.dt, dest, tag, a.comm, mode, persistent, &r);
     atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
     if (rc != MPI_SUCCESS)
@@ -180,7 +185,8 @@ static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type
     if (request == NULL)
         cdn_progress_blocking_begin();
     atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
-    rc = cdn_p2p_recv(buf, count, a.dt, source, tag, a.comm, persistent, &r);
+    rc = request == NULL ? cdn_p2p_recv_waited(buf, count, a.dt, source, tag, a.comm, &r)
+                         : cdn_p2p_recv(buf, count, a.dt, source, tag, a.comm, persistent, &r);
     atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
     if (rc != MPI_SUCCESS)
         return blocking_failed(rc);

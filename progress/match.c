@@ -90,7 +90,8 @@ static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
     else
         m->posted_tail = r->prev;
     r->next = r->prev = NULL;
-    cdn_progress_want(posted_want(r), -1);
+    if (!r->u.p2p.waited)
+        cdn_progress_want(posted_want(r), -1);
 }
 
 struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq)
@@ -104,7 +105,8 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
             return msg;
         }
     }
-    cdn_progress_want(posted_want(rreq), 1);  /* before the message can skip the doorbell */
+    if (!rreq->u.p2p.waited)
+        cdn_progress_want(posted_want(rreq), 1);  /* before the message can skip the doorbell */
     rreq->next = NULL;
     rreq->prev = m->posted_tail;
     if (m->posted_tail)

@@ -282,6 +282,27 @@ int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int 
     return send_make(buf, count, dt, dest, tag, comm, comm->context_id, mode, persistent, out);
 }
 
+bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                      int tag, struct cdn_comm *comm)
+{
+    MPI_Count bytes = cdn_datatype_size(dt) * count;
+    if (dest == MPI_PROC_NULL || (bytes > 0 && !cdn_datatype_is_contig(dt, count)))
+        return false;
+    int peer = cdn_comm_world_rank(comm, dest);
+    if (peer == cdn_rt.world_rank)
+        return false;
+    struct cdn_transport *tp = cdn_progress_transport_for(peer);
+    if (tp == NULL || tp->ops->send_now == NULL || (uint64_t)bytes > tp->eager_limit)
+        return false;
+    struct cdn_wire_hdr h = {.ctx = comm->context_id, .src = comm->rank, .tag = tag,
+                             .flags = 0, .bytes = (uint64_t)bytes, .cookie = 0};
+    const char *data = bytes > 0 ? (const char *)buf + cdn_datatype_true_lb(dt) : buf;
+    if (!tp->ops->send_now(tp, peer, &h, data, (size_t)bytes))
+        return false;
+    cdn_sent_count_one(tp);
+    return true;
+}
+
 int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out)
@@ -331,7 +352,7 @@ static int recv_cancel(struct cdn_request *r)
  * user's context counts on it (cdn_p2p_send_lazy). */
 static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
                      struct cdn_comm *comm, uint32_t ctx, bool urgent, bool persistent,
-                     struct cdn_request **out)
+                     bool waited, struct cdn_request **out)
 {
     struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, comm);
     if (r == NULL)
@@ -340,6 +361,7 @@ static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int so
     /* The flag must not change while the receive is posted (the want would
      * not balance). */
     r->u.p2p.urgent = urgent;
+    r->u.p2p.waited = waited;
     r->persistent = persistent;
     *out = r;
     return persistent ? MPI_SUCCESS : recv_start(r);
@@ -353,7 +375,15 @@ int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source
      * in MPI, which wants every message (engine.c, block).  An RTS or a
      * synchronous message still rings (CDN_WANT_POSTED): its sender waits
      * for this process to act -- strong progress. */
-    return recv_make(buf, count, dt, source, tag, comm, comm->context_id, false, persistent, out);
+    return recv_make(buf, count, dt, source, tag, comm, comm->context_id, false, persistent,
+                     false, out);
+}
+
+int cdn_p2p_recv_waited(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
+                        struct cdn_comm *comm, struct cdn_request **out)
+{
+    return recv_make(buf, count, dt, source, tag, comm, comm->context_id, false, false, true,
+                     out);
 }
 
 int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
@@ -361,7 +391,7 @@ int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, i
                           struct cdn_request **out)
 {
     return recv_make(buf, count, dt, source, tag, comm, CDN_COMM_CTX_COLL(comm), true, persistent,
-                     out);
+                     false, out);
 }
 
 void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)

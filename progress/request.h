@@ -95,6 +95,10 @@ struct cdn_p2p {
                                * Only receives on a communicator's internal context may be
                                * urgent: senders to a user's context count on it
                                * (cdn_p2p_send_lazy). */
+    bool waited;              /* receive of a blocking call (MPI_Recv): it raises no want
+                               * while posted -- its caller polls, and wants data while it
+                               * sleeps (engine.c, block), which rings for every cell.
+                               * Must not change while posted. */
 };
 
 /* Composite: a send and a receive completed together. */

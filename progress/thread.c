@@ -3,11 +3,10 @@
  * calling MPI.  It polls like any waiter, spins CADENCE_PROGRESS_SPIN empty
  * polls (only when the process may use more than one processing unit),
  * then sleeps in epoll on the transports' doorbells, so an idle process
- * burns no CPU.  It is pinned with hwloc to one processing unit of
- * the process's allowed set, counted from the end by local rank so that the
- * threads of ranks on one node spread out (CADENCE_PROGRESS_BIND=0 leaves it
- * unbound).  The topology is loaded by the thread itself so MPI_Init does
- * not wait for it.  While an application thread polls inside a blocking
+ * burns no CPU.  It pins itself to one processing unit of the process's
+ * allowed set, counted from the end by local rank so that the threads of
+ * ranks on one node spread out (CADENCE_PROGRESS_BIND=0 leaves it
+ * unbound).  While an application thread polls inside a blocking
  * call the thread parks (engine.h, cdn_progress_app_enter): the waiter gets
  * the lowest latency alone, and the two never fight over one core.
  *
@@ -24,8 +23,8 @@
  * preemption falls into the application's computation rather than inside
  * the call that started the work.
  */
-#include <hwloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/prctl.h>
@@ -39,32 +38,31 @@
 #include "progress/params.h"
 #include "runtime/error.h"
 
-/* Pin the thread; returns how many processing units the process may use. */
+/* Pin the thread; returns how many processing units the process may use.
+ * No topology is needed -- only the process's allowed set and one member of
+ * it -- so this asks the kernel directly (what hwloc's Linux binding calls
+ * do underneath) instead of loading an hwloc topology: that load costs
+ * 2-4 ms of plugin loading (pci, opencl, gl, xml) in every process, and
+ * MPI_Finalize of a short job waited for it when joining the thread. */
 static int pin_self(void)
 {
-    int npu = 0;
-    hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) != 0)
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
         return 0;
-    if (hwloc_topology_load(topo) == 0) {
-        hwloc_cpuset_t allowed = hwloc_bitmap_alloc();
-        if (hwloc_get_cpubind(topo, allowed, HWLOC_CPUBIND_PROCESS) == 0 &&
-            !hwloc_bitmap_iszero(allowed)) {
-            npu = hwloc_bitmap_weight(allowed);
-            int pick = npu - 1 - cdn_job_local_rank() % npu;
-            int pu = hwloc_bitmap_first(allowed);
-            for (int i = 0; i < pick; i++)
-                pu = hwloc_bitmap_next(allowed, pu);
-            if (cdn_progress_param_long("CADENCE_PROGRESS_BIND", 1, 0, 1) != 0) {
-                hwloc_cpuset_t one = hwloc_bitmap_alloc();
-                hwloc_bitmap_only(one, (unsigned)pu);
-                hwloc_set_cpubind(topo, one, HWLOC_CPUBIND_THREAD);
-                hwloc_bitmap_free(one);
-            }
-        }
-        hwloc_bitmap_free(allowed);
+    int npu = CPU_COUNT(&allowed);
+    if (npu == 0)
+        return 0;
+    /* counted from the end by local rank: the threads of a node spread out */
+    int pick = npu - 1 - cdn_job_local_rank() % npu, pu = -1;
+    for (int i = 0; i < CPU_SETSIZE && pick >= 0; i++)
+        if (CPU_ISSET(i, &allowed) && pick-- == 0)
+            pu = i;
+    if (pu >= 0 && cdn_progress_param_long("CADENCE_PROGRESS_BIND", 1, 0, 1) != 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(pu, &one);
+        (void)pthread_setaffinity_np(pthread_self(), sizeof one, &one);
     }
-    hwloc_topology_destroy(topo);
     return npu;
 }
 

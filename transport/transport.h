@@ -43,6 +43,12 @@ struct cdn_transport_ops {
     /* Send the message of a send request: eager or rendezvous, queued if
      * the channel is full.  Completion comes back through cdn_p2p_send_done. */
     int (*send)(struct cdn_transport *tp, struct cdn_request *sreq);
+    /* Optional: a blocking standard send of len <= eager_limit contiguous
+     * bytes on a user's context, written now with no request (header h,
+     * cookie 0); false when it cannot go at once (messages queued for the
+     * peer, a full channel), and the caller takes the ordinary path. */
+    bool (*send_now)(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
+                     const void *data, size_t len);
     /* A receive matched a rendezvous header: move the data into it, then
      * cdn_p2p_recv_done (and tell the sender). */
     int (*pull)(struct cdn_transport *tp, struct cdn_request *rreq);

@@ -2,7 +2,8 @@
  * Point-to-point between processes (run through mpirun on 2..4 ranks):
  * ping-pong of every size across the eager/rendezvous boundary with data
  * checked both ways, Ssend, Bsend, persistent requests, MPI_ANY_SOURCE from
- * every other rank, per-sender ordering, probe, truncation of a rendezvous
+ * every other rank, per-sender ordering (also past a full channel: blocking
+ * sends written at once, then queued), probe, truncation of a rendezvous
  * message, cancel of an unmatched receive, and derived datatypes.
  */
 #include <mpi.h>
@@ -91,6 +92,49 @@ static void any_source_and_order(void)
         }
         int go;
         MPI_Recv(&go, 1, MPI_INT, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Rank 1 sends to a rank 0 that is busy for 20 ms: 200 MPI_Isend (the
+ * channel fills and the rest queue), then, after 100 ms without MPI calls
+ * (rank 0 has emptied the channel meanwhile; with no progress thread the
+ * queue is still there), 800 blocking MPI_Send, which must not overtake the
+ * queued ones (a blocking send goes straight into the channel, with no
+ * request, only when nothing is queued) -- every message arrives, in
+ * order, intact. */
+static void flood_order(void)
+{
+    enum { N = 1000, NB = 200 };
+    if (rank == 1) {
+        static int v[N][2];
+        MPI_Request rq[NB];
+        for (int i = 0; i < N; i++) {
+            v[i][0] = i;
+            v[i][1] = i * 7 + 3;
+            if (i < NB) {
+                MPI_Isend(v[i], 2, MPI_INT, 0, 7, MPI_COMM_WORLD, &rq[i]);
+                continue;
+            }
+            if (i == NB) {
+                double t0 = MPI_Wtime();
+                while (MPI_Wtime() - t0 < 0.1)
+                    ;
+            }
+            MPI_Send(v[i], 2, MPI_INT, 0, 7, MPI_COMM_WORLD);
+        }
+        MPI_Waitall(NB, rq, MPI_STATUSES_IGNORE);
+    } else if (rank == 0) {
+        double t0 = MPI_Wtime();
+        while (MPI_Wtime() - t0 < 0.02)
+            ;
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            int v[2] = {-1, -1};
+            MPI_Recv(v, 2, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            bad += v[0] != i || v[1] != i * 7 + 3;
+        }
+        CHECK(bad == 0, "%d nonblocking then %d blocking sends past a full channel arrived in "
+              "order and intact (%d bad)", NB, N - NB, bad);
     }
 }
 
@@ -257,6 +301,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     pingpong();
     any_source_and_order();
+    flood_order();
     modes_and_persistent();
     /* everyone done before anyone finalizes (no barrier yet: a ring of messages) */
     int t = 0;

@@ -42,6 +42,7 @@
  */
 #include <fcntl.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -392,6 +393,47 @@ static void quiet(int rank)
     quiet_windows(rank);
 }
 
+/* Where the progress thread runs: bound (the default), one processing unit
+ * of the process's allowed set, counted from the last one by local rank;
+ * with CADENCE_PROGRESS_BIND=0, the process's whole set. */
+static void pin(int rank)
+{
+    cpu_set_t proc, thr;
+    CHECK(sched_getaffinity(0, sizeof proc, &proc) == 0, "rank %d: the process's allowed set",
+          rank);
+    long tid = -1;
+    for (int i = 0; i < 500 && (tid = progress_thread_tid()) < 0; i++)
+        usleep(1000);
+    CHECK(tid > 0, "rank %d: the progress thread (cdn-progress) is there", rank);
+    if (tid <= 0)
+        return;
+    /* it pins itself as it starts: give it a moment */
+    bool bound = getenv("CADENCE_PROGRESS_BIND") == NULL ||
+                 strcmp(getenv("CADENCE_PROGRESS_BIND"), "0") != 0;
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int local;
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    int npu = CPU_COUNT(&proc), want = -1, pick = npu - 1 - local % npu;
+    for (int c = 0; c < CPU_SETSIZE && pick >= 0; c++)
+        if (CPU_ISSET(c, &proc) && pick-- == 0)
+            want = c;
+    bool ok = false;
+    for (int i = 0; i < 500 && !ok; i++) {
+        ok = sched_getaffinity((pid_t)tid, sizeof thr, &thr) == 0 &&
+             (bound ? CPU_COUNT(&thr) == 1 && CPU_ISSET(want, &thr) : CPU_EQUAL(&thr, &proc));
+        if (!ok)
+            usleep(1000);
+    }
+    if (bound)
+        CHECK(ok, "rank %d (local %d): the progress thread is bound to processing unit %d "
+              "alone (of %d allowed; it has %d)", rank, local, want, npu, CPU_COUNT(&thr));
+    else
+        CHECK(ok, "rank %d: with CADENCE_PROGRESS_BIND=0 the progress thread may use the "
+              "process's %d processing units (it has %d)", rank, npu, CPU_COUNT(&thr));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -416,6 +458,8 @@ int main(int argc, char **argv)
         quiet(rank);
     if (strcmp(mode, "all") == 0 || strcmp(mode, "idle") == 0)
         idle(rank, 5.0);
+    if (strcmp(mode, "all") == 0 || strcmp(mode, "pin") == 0)
+        pin(rank);
     MPI_Finalize();
     char name[32];
     snprintf(name, sizeof name, "t_progress[%d]", rank);

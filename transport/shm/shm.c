@@ -130,6 +130,7 @@ static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_reque
         c->a = (uint64_t)(uintptr_t)cdn_p2p_send_contig(sreq);
         c->len = 0;
         *done = false;
+        atomic_fetch_add_explicit(&p->rndv_out, 1, memory_order_relaxed);
     }
     if (c->type == C_RTS || (c->h.flags & CDN_WIRE_SYNC))  /* cell_need: SHM_WANT_POSTED */
         atomic_store_explicit(&p->prod.ring->posted_cells,
@@ -246,6 +247,33 @@ static int send_need(struct cdn_transport *tp, const struct cdn_request *sreq)
     if (sreq->u.p2p.mode == CDN_SEND_SYNC || sreq->u.p2p.bytes > (MPI_Count)tp->eager_limit)
         return SHM_WANT_POSTED;
     return cdn_p2p_send_lazy(sreq) ? SHM_RING_LAZY : SHM_WANT_DATA;
+}
+
+/* A blocking standard eager send with no request (transport.h, send_now):
+ * the cell and the doorbell of shm_send's eager case, lazily rung
+ * (cdn_p2p_send_lazy holds for it).  Allocating, completing and freeing a
+ * request was two thirds of a small MPI_Send's instructions. */
+static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
+                         const void *data, size_t len)
+{
+    struct shm_state *st = state_of(tp);
+    struct shm_peer *p = peer_of(st, peer);
+    pthread_mutex_lock(&p->lock);
+    struct shm_cell *c = p->outq == NULL ? shm_ring_reserve(&p->prod) : NULL;
+    if (c == NULL) {
+        pthread_mutex_unlock(&p->lock);
+        return false;
+    }
+    c->h = *h;
+    c->type = C_EAGER;
+    c->len = (uint16_t)len;
+    if (len > 0)
+        memcpy(c->data, data, len);
+    shm_ring_commit(&p->prod);
+    int need = ring_need(p, SHM_RING_LAZY);
+    pthread_mutex_unlock(&p->lock);
+    shm_bell_ring(&p->seg->bell, p->efd, need);
+    return true;
 }
 
 static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
@@ -401,11 +429,15 @@ static bool progressing(void)
  * (len: no split).  Only in a thread that is there to make progress: an
  * application thread waiting in MPI, or the progress thread (which takes
  * the processor from a computing application thread anyway).  An
- * application thread merely testing goes back to its work instead. */
+ * application thread merely testing goes back to its work instead.  Not
+ * while the sender has rendezvous messages of ours to read (traffic both
+ * ways, as in bibw): its core is busy copying already, and a push would
+ * only add two control cells and a system call to each message. */
 static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
 {
     if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||
-        !p->seg->serves_push || !progressing())
+        !p->seg->serves_push || !progressing() ||
+        atomic_load_explicit(&p->rndv_out, memory_order_relaxed) > 0)
         return rv->len;
     return rv->len / 2 & ~(uint64_t)4095;
 }
@@ -547,6 +579,7 @@ static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
         cdn_p2p_arrived(&st->tp, p->world, &c->h, NULL, c->a, p->cons.tail);
         break;
     case C_FIN:
+        atomic_fetch_sub_explicit(&p->rndv_out, 1, memory_order_relaxed);
         cdn_p2p_send_done((struct cdn_request *)(uintptr_t)c->a, true, MPI_SUCCESS);
         break;
     case C_ACK:
@@ -563,6 +596,8 @@ static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
             send_ctrl(st, p, C_CANCELLED, c->a, 0, 0);
         break;
     case C_CANCELLED:
+        if (((struct cdn_request *)(uintptr_t)c->a)->u.p2p.bytes > (MPI_Count)st->tp.eager_limit)
+            atomic_fetch_sub_explicit(&p->rndv_out, 1, memory_order_relaxed);
         cdn_p2p_send_cancelled((struct cdn_request *)(uintptr_t)c->a);
         break;
     case C_PUSH:
@@ -756,6 +791,7 @@ static const struct cdn_transport_ops shm_ops = {
     .wireup = shm_wireup,
     .reaches = shm_reaches,
     .send = shm_send,
+    .send_now = shm_send_now,
     .pull = shm_pull,
     .ack = shm_ack,
     .cancel = shm_cancel,
@@ -803,7 +839,7 @@ struct cdn_transport *cdn_shm_transport_create(void)
     st->efd = st->sock = st->segfd = -1;
     st->cma = cdn_progress_param_long("CADENCE_SHM_CMA", 1, 0, 1) != 0;
     long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 8192, 0, (long)SHM_CELL_PAYLOAD);
-    st->split_min = (uint64_t)cdn_progress_param_long("CADENCE_SHM_SPLIT_MIN", 256 << 10, 0, LONG_MAX);
+    st->split_min = (uint64_t)cdn_progress_param_long("CADENCE_SHM_SPLIT_MIN", 16 << 10, 0, LONG_MAX);
     st->tp.ops = &shm_ops;
     st->tp.eager_limit = (size_t)limit;
     st->tp.priv = st;

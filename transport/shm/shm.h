@@ -47,6 +47,7 @@ struct shm_peer {
     struct shm_out *outq, *outq_tail;
     bool cma_ok;
     bool cma_proven;                 /* a CMA read from it has worked */
+    atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN or CANCELLED) */
 };
 
 struct shm_state {

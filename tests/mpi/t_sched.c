@@ -77,6 +77,18 @@ static int left(void)
 
 /* ---- api ---- */
 
+static int is_true(void *state)
+{
+    (void)state;
+    return 1;
+}
+
+static int cb_nothing(void *state)
+{
+    (void)state;
+    return MPI_SUCCESS;
+}
+
 static void mode_api(void)
 {
     MPIX_Schedule s = MPIX_SCHEDULE_NULL, t = MPIX_SCHEDULE_NULL;
@@ -207,6 +219,24 @@ static void mode_api(void)
     CHECK(MPI_Request_free(&req) == MPI_SUCCESS && req == MPI_REQUEST_NULL, "free request");
     CHECK(y == 5, "y = %d: the tail ran at MPI_Request_free", y);
     CHECK(MPIX_Schedule_free(&s) == MPI_SUCCESS && s == MPIX_SCHEDULE_NULL, "free schedule");
+    /* on an empty schedule */
+    MPIX_Schedule u;
+    MPIX_Schedule_create(&u);
+    CHECK(fails_with(MPIX_Schedule_add_condition(u, MPIX_SCHEDULE_OPERATION, is_true, NULL),
+                     MPI_ERR_ARG, "no operation was added yet"), "condition with no operation");
+    CHECK(fails_with(MPIX_Schedule_set_callback(u, MPIX_SCHEDULE_ROUND, cb_nothing, NULL),
+                     MPI_ERR_ARG, "has no operation yet"), "round callback on an empty round");
+    CHECK(fails_with(MPIX_Schedule_add_repeat(u, 1, 1, NULL, NULL), MPI_ERR_ARG,
+                     "the 0 rounds built"), "repeat with no round");
+    CHECK(MPIX_Schedule_set_callback(u, MPIX_SCHEDULE_WHOLE, cb_nothing, NULL) == MPI_SUCCESS,
+          "whole callback on an empty schedule");
+    CHECK(MPIX_Schedule_mark_reset_point(u) == MPI_SUCCESS &&
+          MPIX_Schedule_mark_completion_point(u) == MPI_SUCCESS, "points on an empty schedule");
+    req = 1;
+    CHECK(fails_with(MPIX_Schedule_commit(u, &req), MPI_ERR_ARG, "has no operation") &&
+          req == MPI_REQUEST_NULL, "a callback is not an operation");
+    MPIX_Schedule_free(&u);
+
     MPIX_Schedule t0 = t;
     CHECK(MPIX_Schedule_free(&t) == MPI_SUCCESS, "free an unused schedule");
     CHECK(fails_with(MPIX_Schedule_free(&t0), MPI_ERR_ARG, "not a valid schedule (freed"),

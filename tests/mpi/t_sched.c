@@ -629,6 +629,38 @@ static void mode_loops(void)
     }
     MPI_Request_free(&req);
 
+    /* the same with rendezvous messages (a sub-request restarted by the
+     * loop from inside its own completion), and a synchronous send */
+    enum { LN = 65536 };
+    int *lsb = malloc(LN * sizeof *lsb), *lrb = malloc(LN * sizeof *lrb), lacc = 0, ssb = 0,
+        srb = 0;
+    MPI_Request lq[4];
+    MPIX_Schedule_create(&s);
+    MPI_Send_init(lsb, LN, MPI_INT, right(), 43, MPI_COMM_WORLD, &lq[0]);
+    MPI_Recv_init(lrb, LN, MPI_INT, left(), 43, MPI_COMM_WORLD, &lq[1]);
+    MPI_Ssend_init(&ssb, 1, MPI_INT, right(), 44, MPI_COMM_WORLD, &lq[2]);
+    MPI_Recv_init(&srb, 1, MPI_INT, left(), 44, MPI_COMM_WORLD, &lq[3]);
+    for (int k = 0; k < 4; k++)
+        MPIX_Schedule_add_operation(s, lq[k]);
+    MPIX_Schedule_create_round(s);
+    MPIX_Schedule_add_mpi_operation(s, MPI_SUM, &lrb[LN - 1], &lacc, 1, MPI_INT);
+    MPIX_Schedule_add_mpi_operation(s, MPI_SUM, &one, &lsb[LN - 1], 1, MPI_INT);
+    MPIX_Schedule_add_repeat(s, 2, 7, NULL, NULL);
+    MPIX_Schedule_commit(s, &req);
+    MPIX_Schedule_free(&s);
+    for (int it = 0; it < 5; it++) {
+        for (int i = 0; i < LN; i++)
+            lsb[i] = rank;
+        lacc = 0;
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        CHECK(lacc == 7 * left() + 21 && lrb[0] == left(), "rendezvous repeat, start %d: %d",
+              it, lacc);
+    }
+    MPI_Request_free(&req);
+    free(lsb);
+    free(lrb);
+
     /* until a predicate: a persistent allreduce adds size each run, and
      * the group repeats while the total is below 10 * size (a convergence
      * loop); nested inside a repeat of 3 */

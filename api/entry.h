@@ -43,6 +43,14 @@ struct cdn_datatype;
 int cdn_api_buf(const char *fn, const char *name, bool name_count, const void *buf,
                 MPI_Count count, MPI_Datatype type, struct cdn_datatype **dt);
 
+struct cdn_op;
+/* The arguments of a local reduction (MPI_Reduce_local, a schedule's
+ * MPIX_Schedule_add_mpi_operation): count, datatype, buffers (names: the
+ * two buffer arguments' names), op on type. */
+int cdn_api_reduce_args(const char *fn, const char *const names[2], const void *inbuf,
+                        void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                        struct cdn_datatype **dtp, struct cdn_op **opp);
+
 struct cdn_request;
 /* Errors of the wait/test family (flag reqerrh): the implementation names
  * the failing request, the entry point raises on its communicator's handler

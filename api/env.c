@@ -13,6 +13,7 @@
 #include "cdn_build_config.h"
 #include "runtime/attr.h"
 #include "runtime/comm.h"
+#include "sched/user.h"
 
 int cdn_MPI_Init(int *argc, char ***argv)
 {
@@ -40,6 +41,7 @@ int cdn_MPI_Finalize(void)
                        "MPI_Session_finalize)");
     struct cdn_comm *self = cdn_comm_get(MPI_COMM_SELF);
     int rc = cdn_attr_delete_all(&self->attrs, MPI_COMM_SELF, "MPI_Finalize");
+    cdn_usched_finalize();  /* schedules' completion parts may communicate */
     int rc2 = cdn_rt_finalize(true);
     return rc != MPI_SUCCESS ? rc : rc2;
 }

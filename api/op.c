@@ -1,6 +1,8 @@
 /*
  * Bindings of reduction operations: MPI_Op_create(_c), MPI_Op_free,
- * MPI_Op_commutative and MPI_Reduce_local(_c) (runtime/op.c does the work).
+ * MPI_Op_commutative and MPI_Reduce_local(_c) (runtime/op.c does the work),
+ * and the argument check a local reduction shares with
+ * MPIX_Schedule_add_mpi_operation.
  */
 #include "api/entry.h"
 #include "cdn_api_impl.h"
@@ -33,8 +35,9 @@ int cdn_MPI_Op_commutative(MPI_Op op, int *commute)
     return MPI_SUCCESS;
 }
 
-static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MPI_Count count,
-                        MPI_Datatype datatype, MPI_Op op)
+int cdn_api_reduce_args(const char *fn, const char *const names[2], const void *inbuf,
+                        void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                        struct cdn_datatype **dtp, struct cdn_op **opp)
 {
     if (count < 0)
         return cdn_err(MPI_ERR_COUNT, "%s: count %lld is negative", fn, (long long)count);
@@ -44,11 +47,20 @@ static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MPI_C
         return rc;
     if (count > 0 && cdn_datatype_size(dt) > 0 && (inbuf == NULL || inoutbuf == NULL))
         return cdn_err(MPI_ERR_BUFFER, "%s: %s is NULL with count %lld", fn,
-                       inbuf == NULL ? "inbuf" : "inoutbuf", (long long)count);
+                       names[inbuf == NULL ? 0 : 1], (long long)count);
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
         return cdn_err(MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is not allowed", fn);
+    *dtp = dt;
+    return cdn_op_check(op, dt, false, fn, opp);
+}
+
+static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op)
+{
+    struct cdn_datatype *dt;
     struct cdn_op *o;
-    rc = cdn_op_check(op, dt, false, fn, &o);
+    static const char *const names[2] = {"inbuf", "inoutbuf"};
+    int rc = cdn_api_reduce_args(fn, names, inbuf, inoutbuf, count, datatype, op, &dt, &o);
     if (rc != MPI_SUCCESS)
         return rc;
     cdn_op_reduce(o, inbuf, inoutbuf, count, dt);

@@ -3,6 +3,10 @@
  * MPI_Request_get_status(_any/_some/_all), MPI_Start(all), MPI_Cancel,
  * MPI_Test_cancelled.
  *
+ * A sub-request of a user schedule (sched/user.c) may be waited for and
+ * tested, not started or freed; freeing a schedule's request runs its
+ * completion part.
+ *
  * Rules implemented here (MPI-4.1 3.7): a null or inactive request counts
  * as complete with an empty status; completing a nonpersistent request
  * frees it and sets the handle to MPI_REQUEST_NULL, a persistent one becomes
@@ -19,6 +23,7 @@
 #include "progress/engine.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
+#include "sched/user.h"
 
 /* The communicator whose handler sees this thread's current error. */
 static CDN_TLS MPI_Comm err_comm = MPI_COMM_NULL;
@@ -217,14 +222,33 @@ static int lookup_given(MPI_Request *h, const char *caller, struct cdn_request *
     return lookup(*h, caller, r, what);
 }
 
+/* A sub-request of a user schedule is the schedule's to start and free
+ * (docs/schedules.md): MPI_ERR_REQUEST naming the schedule. */
+static int owned(struct cdn_request *r, MPI_Request h, const char *caller)
+{
+    char owner[96];
+    if (r == NULL || r->parent == NULL)
+        return MPI_SUCCESS;
+    cdn_api_request_error(r);
+    return cdn_err(MPI_ERR_REQUEST, "%s: request 0x%x is an operation of %s: the schedule "
+                   "starts and frees it (start or free the schedule's request instead)",
+                   caller, (unsigned)h,
+                   cdn_usched_owner_name(r, owner, sizeof owner) ? owner : "a schedule");
+}
+
 int cdn_MPI_Request_free(MPI_Request *request)
 {
     struct cdn_request *r;
     enum lookup what;
     int rc = lookup_given(request, "MPI_Request_free", &r, &what);
+    if (rc == MPI_SUCCESS)
+        rc = owned(r, *request, "MPI_Request_free");
     if (rc != MPI_SUCCESS)
         return rc;
-    cdn_request_unpublish(r);  /* an active request lives on until it completes */
+    if (cdn_usched_is_request(r))
+        cdn_usched_request_free(r);  /* runs the part after its completion point */
+    else
+        cdn_request_unpublish(r);  /* an active request lives on until it completes */
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
@@ -258,6 +282,9 @@ static int start_check(struct cdn_request *r, enum lookup what, MPI_Request h, c
 {
     if (what == L_NULL)
         return cdn_err(MPI_ERR_REQUEST, "%s: the request is MPI_REQUEST_NULL", caller);
+    int rc = owned(r, h, caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
     bool startable = r->persistent && r->ops->start != NULL;
     if (startable && what != L_ACTIVE)
         return MPI_SUCCESS;

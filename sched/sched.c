@@ -32,7 +32,7 @@
 #include "runtime/op.h"
 #include "runtime/runtime.h"
 
-enum node_kind { N_NOP, N_SEND, N_RECV, N_REQUEST, N_REDUCE, N_COPY, N_CALLBACK };
+enum node_kind { N_NOP, N_SEND, N_RECV, N_REQUEST, N_REDUCE, N_COPY, N_CALLBACK, N_LOOP };
 
 struct node {
     int kind;
@@ -44,6 +44,8 @@ struct node {
     MPI_Count bytes;                  /* N_SEND, N_RECV: the message's size */
     int peer;                         /* ... and the other rank */
     bool lazy;                        /* N_RECV: its arrival needs no prompt action */
+    int (*guard)(void *arg);          /* run only when it returns nonzero (else skipped) */
+    void *guard_arg;
     union {
         struct {
             const void *in;
@@ -62,6 +64,13 @@ struct node {
             int (*fn)(void *arg);
             void *arg;
         } cb;
+        struct {
+            int first;                /* the group: nodes first .. this one - 1 */
+            int count;                /* runs of the group per start (<= 0: no bound) */
+            int runs;                 /* instance state: runs so far */
+            int (*again)(void *arg);  /* NULL, or run again only while it returns nonzero */
+            void *arg;
+        } loop;
     } u;
 };
 
@@ -85,8 +94,9 @@ struct cdn_sched {
     atomic_int remaining;             /* nodes not yet complete */
     atomic_int err;
     pthread_mutex_t lock;             /* the ready queue and the runner flag */
-    int *ready;
-    int rhead, rtail;
+    int *ready;                       /* a ring of qmask + 1 >= n entries (a loop pushes a
+                                       * node again, so positions wrap) */
+    unsigned rhead, rtail, qmask;
     bool running;
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
@@ -378,6 +388,39 @@ int cdn_sched_nop(struct cdn_sched *s)
     return add_node(s, N_NOP);
 }
 
+void cdn_sched_guard(struct cdn_sched *s, int id, int (*guard)(void *arg), void *arg)
+{
+    if (id < 0 || id >= s->n)
+        return;  /* a failed node: the schedule is broken already */
+    s->nodes[id].guard = guard;
+    s->nodes[id].guard_arg = arg;
+}
+
+int cdn_sched_loop(struct cdn_sched *s, int first, int count, int (*again)(void *arg), void *arg)
+{
+    if (first < 0 || first >= s->n) {
+        fail(s, MPI_ERR_INTERN);
+        return -1;
+    }
+    int id = add_node(s, N_LOOP);
+    if (id >= 0) {
+        s->nodes[id].u.loop.first = first;
+        s->nodes[id].u.loop.count = count;
+        s->nodes[id].u.loop.again = again;
+        s->nodes[id].u.loop.arg = arg;
+    }
+    return id;
+}
+
+struct cdn_request *cdn_sched_node_owner(const struct cdn_request *r)
+{
+    if (r == NULL || r->ops != &proxy_ops)
+        return NULL;
+    struct proxy_state st;
+    memcpy(&st, r->u.room, sizeof st);
+    return st.s->req;
+}
+
 void *cdn_sched_scratch(struct cdn_sched *s, size_t bytes)
 {
     if (s->failed)
@@ -452,7 +495,8 @@ static void mark_urgency(struct cdn_sched *s)
         struct node *nd = &s->nodes[i];
         for (int k = 0; k < nd->nsucc && !leads[i]; k++) {
             int j = nd->succ[k], kind = s->nodes[j].kind;
-            leads[i] = leads[j] || kind == N_SEND || kind == N_REQUEST || kind == N_CALLBACK;
+            leads[i] = leads[j] || kind == N_SEND || kind == N_REQUEST || kind == N_CALLBACK ||
+                       kind == N_LOOP;
         }
         if (nd->kind == N_RECV)
             nd->lazy = !leads[i] && eager(s, nd);
@@ -470,7 +514,11 @@ int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request
 {
     if (!s->failed && s->n > 0) {
         s->left = malloc((size_t)s->n * sizeof *s->left);
-        s->ready = malloc((size_t)s->n * sizeof *s->ready);
+        unsigned q = 1;
+        while (q < (unsigned)s->n)
+            q <<= 1;
+        s->qmask = q - 1;
+        s->ready = malloc((size_t)q * sizeof *s->ready);
         if (s->left == NULL || s->ready == NULL)
             fail(s, MPI_ERR_NO_MEM);
     }
@@ -566,9 +614,29 @@ static void record_error(struct cdn_sched *s, int e)
         atomic_compare_exchange_strong(&s->err, &expected, e);
 }
 
+static bool loop_again(struct cdn_sched *s, int i);
+
+/* Give node i a new proxy; the old one goes when its completion ends. */
+static bool renew_proxy(struct cdn_sched *s, int i)
+{
+    struct node *nd = &s->nodes[i];
+    struct cdn_request *p = cdn_request_alloc(CDN_REQ_SCHED, &proxy_ops, s->comm);
+    if (p == NULL)
+        return false;
+    memcpy(p->u.room, nd->proxy->u.room, sizeof(struct proxy_state));
+    cdn_request_release(nd->proxy);
+    nd->proxy = p;
+    nd->child->parent = p;
+    return true;
+}
+
 static void run_node(struct cdn_sched *s, int i)
 {
     struct node *nd = &s->nodes[i];
+    if (nd->guard != NULL && !nd->guard(nd->guard_arg)) {
+        node_done(s, i);  /* skipped: as if it ran and completed at once */
+        return;
+    }
     switch (nd->kind) {
     case N_SEND:
     case N_RECV:
@@ -576,13 +644,18 @@ static void run_node(struct cdn_sched *s, int i)
         /* The proxy's completion hook completes this node, and possibly the
          * schedule, before the request core marks the proxy itself complete
          * (cc = 0): a restart can get here while the thread that ran the
-         * hook of the previous instance has not stored it yet. */
+         * hook of the previous instance has not stored it yet.  That
+         * thread may be this one (a loop node ran the group again inside
+         * the hook): after a short spin the node takes a fresh proxy. */
         for (int spins = 0; atomic_load_explicit(&nd->proxy->cc, memory_order_acquire) != 0;
              spins++) {
-            if (spins < 1000)
+            if (spins < 1000) {
                 CDN_CPU_RELAX();
-            else
-                sched_yield();
+                continue;
+            }
+            if (renew_proxy(s, i))
+                break;
+            sched_yield();
         }
         cdn_request_arm(nd->proxy, 1);
         if (nd->kind == N_REQUEST)
@@ -603,6 +676,10 @@ static void run_node(struct cdn_sched *s, int i)
         break;
     case N_CALLBACK:
         record_error(s, nd->u.cb.fn(nd->u.cb.arg));
+        break;
+    case N_LOOP:
+        if (loop_again(s, i))
+            return;  /* the group runs again; this node runs again after it */
         break;
     default:
         break;
@@ -636,11 +713,11 @@ static bool drain(struct cdn_sched *s, bool keep_heavy)
         s->running = true;
         struct cdn_sched *outer = draining;
         draining = s;
-        int from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
-        while (s->rhead < s->rtail) {
-            int i = s->ready[s->rhead++];
+        unsigned from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
+        while (s->rhead != s->rtail) {
+            int i = s->ready[s->rhead++ & s->qmask];
             if (keep_heavy && !light(&s->nodes[i])) {
-                s->ready[w++] = i;
+                s->ready[w++ & s->qmask] = i;
                 continue;
             }
             pthread_mutex_unlock(&s->lock);
@@ -651,7 +728,7 @@ static bool drain(struct cdn_sched *s, bool keep_heavy)
          * exactly the kept ones (none without keep_heavy) */
         s->rhead = from;
         s->rtail = w;
-        kept = w > from;
+        kept = w != from;
         s->running = false;
         draining = outer;
     }
@@ -680,7 +757,7 @@ static void node_done(struct cdn_sched *s, int i)
         if (atomic_fetch_sub_explicit(&s->left[j], 1, memory_order_acq_rel) == 1) {
             if (!pushed)
                 pthread_mutex_lock(&s->lock);
-            s->ready[s->rtail++] = j;
+            s->ready[s->rtail++ & s->qmask] = j;
             pushed = true;
         }
     }
@@ -693,6 +770,39 @@ static void node_done(struct cdn_sched *s, int i)
     }
     if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) == 1)
         finish(s);
+}
+
+/* Node i (a loop) ran: decide whether its group runs again and, if so,
+ * re-arm the group.  Every node of the group has completed (the loop
+ * node depends on all of them) and no node outside it depends on one of
+ * them (cdn_sched_loop), so this thread alone touches their counters: each
+ * gets back the dependencies it has inside the group, and those with none
+ * (the group's first round) are queued, for the drain loop this node runs
+ * in. */
+static bool loop_again(struct cdn_sched *s, int i)
+{
+    struct node *nd = &s->nodes[i];
+    int first = nd->u.loop.first;
+    nd->u.loop.runs++;
+    bool again = (nd->u.loop.count <= 0 || nd->u.loop.runs < nd->u.loop.count) &&
+                 (nd->u.loop.again == NULL || nd->u.loop.again(nd->u.loop.arg));
+    if (!again) {
+        nd->u.loop.runs = 0;  /* for the next run of an enclosing group */
+        return false;
+    }
+    for (int j = first; j <= i; j++)
+        atomic_store_explicit(&s->left[j], 0, memory_order_relaxed);
+    for (int k = first; k < i; k++)
+        for (int e = 0; e < s->nodes[k].nsucc; e++)
+            if (s->nodes[k].succ[e] <= i)
+                atomic_fetch_add_explicit(&s->left[s->nodes[k].succ[e]], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->remaining, i - first, memory_order_acq_rel);
+    pthread_mutex_lock(&s->lock);
+    for (int j = first; j < i; j++)
+        if (atomic_load_explicit(&s->left[j], memory_order_relaxed) == 0)
+            s->ready[s->rtail++ & s->qmask] = j;
+    pthread_mutex_unlock(&s->lock);
+    return true;
 }
 
 static void deferred_drain(struct cdn_work *w)
@@ -717,6 +827,8 @@ static int start_instance(struct cdn_request *r, bool defer)
     s->rhead = s->rtail = 0;
     for (int i = 0; i < s->n; i++) {
         atomic_store_explicit(&s->left[i], s->nodes[i].ndeps, memory_order_relaxed);
+        if (s->nodes[i].kind == N_LOOP)
+            s->nodes[i].u.loop.runs = 0;
         if (s->nodes[i].ndeps == 0)
             s->ready[s->rtail++] = i;
     }

@@ -9,7 +9,12 @@
  *   reduce         inout = in op inout (any MPI_Op, user ops included);
  *   copy           a datatype-aware copy between two typed buffers;
  *   callback       a function of the builder (MPIX_Schedule user steps);
+ *   loop           run a closed group of earlier nodes again (repeats);
  *   nop            a join point.
+ *
+ * Any node may have a guard: a function asked when the node is ready,
+ * which skips the node when it returns 0 (conditions, reset and completion
+ * points of the user schedules in sched/user.c).
  *
  * A node runs when every node it depends on has completed; dependencies
  * only point from an earlier node to a later one, so every schedule is a
@@ -68,6 +73,21 @@ int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
 /* fn returns MPI_SUCCESS or an error code, which the schedule reports. */
 int cdn_sched_callback(struct cdn_sched *s, int (*fn)(void *arg), void *arg);
 int cdn_sched_nop(struct cdn_sched *s);
+/* Node id runs only if guard(arg) returns nonzero when its dependencies
+ * are met; otherwise it is skipped (completes at once, without running).
+ * How conditions, reset points and completion points of MPIX_Schedule work. */
+void cdn_sched_guard(struct cdn_sched *s, int id, int (*guard)(void *arg), void *arg);
+/* A loop node: nodes first .. (this node - 1), "the group", run again
+ * after each run of the group until it ran count times (count <= 0: no
+ * bound), or, with again non-NULL, until again(arg) returns 0 (asked
+ * after each run but the last by count).  The group must be closed: its
+ * nodes depend only on each other or on nodes before first, and nothing
+ * after the group but the loop node depends on them -- a group of whole
+ * rounds followed by cdn_sched_round() before and after the loop node. */
+int cdn_sched_loop(struct cdn_sched *s, int first, int count, int (*again)(void *arg), void *arg);
+/* The schedule request whose node r is the proxy of (r is a child's
+ * parent), or NULL when r is not a schedule node. */
+struct cdn_request *cdn_sched_node_owner(const struct cdn_request *r);
 
 /* Node `after` runs only once node `before` completed (before < after). */
 void cdn_sched_dep(struct cdn_sched *s, int before, int after);

@@ -564,12 +564,17 @@ def write_table(path, res, verdicts, failures, header):
         lines += ["## Goals missed", ""] + [f"- {t}" for t in missed] + [""]
     if unchecked:
         lines += ["## Goals not checked", ""] + [f"- {t}" for t in unchecked] + [""]
+    write_report(path, lines, failures, "table")
+
+
+def write_report(path, lines, failures, what):
+    """Write a Markdown report's lines, then its failed runs, if any."""
     if failures:
         lines += ["## Failed runs", ""] + [f"- {b} {m} rep {r}: {e}" for b, m, r, e in failures]
         lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines))
-    print(f"table: {path}")
+    print(f"{what}: {path}")
 
 
 def plot(name, res, bench, out):

@@ -152,7 +152,7 @@ def create_table(res, mpis):
     return lines
 
 
-def write_report(path, res, verdicts, failures, header):
+def report(path, res, verdicts, failures, header):
     mpis = [m for m in ["cadence", "mpich", "openmpi"] if m in res.all_mpis]
     lines = header[:]
     for n in RANKS:
@@ -175,12 +175,7 @@ def write_report(path, res, verdicts, failures, header):
                   "mean (median / p99; freeing it) per rank: persistent inits, create, "
                   "add, rounds, commit (user rounds: the inits).", ""] + create + [""]
     lines += ["## Goals", ""] + [f"- {v}: {t}" for v, t in verdicts] + [""]
-    if failures:
-        lines += ["## Failed runs", ""] + [f"- {b} {m} rep {r}: {e}" for b, m, r, e in failures]
-        lines.append("")
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
-    print(f"report: {path}")
+    compare.write_report(path, lines, failures, "report")
 
 
 def plots(res, out):
@@ -217,7 +212,7 @@ def main():
                     help="a finished run's CSV to tabulate instead of running")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    report = os.path.join(args.out, "sched.md")
+    report_md = os.path.join(args.out, "sched.md")
     if args.from_csv:
         rows, failures = compare.read_csv(args.from_csv), []
         header = [f"# Seed 000's experiments (from {args.from_csv})", ""]
@@ -244,7 +239,7 @@ def main():
                   f"wall time {wall / 60:.1f} min.", ""]
     res = compare.Results(rows)
     verdicts = check(res)
-    write_report(report, res, verdicts, failures, header)
+    report(report_md, res, verdicts, failures, header)
     plots(res, args.out)
     for v, t in verdicts:
         if v != "met":

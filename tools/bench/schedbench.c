@@ -33,9 +33,11 @@
  *               is a busy loop with no MPI call whose iteration count is
  *               calibrated (alone, on each rank) to take the mean pure time;
  *               overall: start + compute + wait; compute: the same loop's
- *               time alone.  free % = 100 compute / overall (the share of
- *               the schedule's duration the application computes at full
- *               speed: a progress thread that takes the core shows here);
+ *               time alone.  free % = 100 (1 - time inside MPI calls /
+ *               overall): the share of the broadcast's duration the
+ *               application spends computing; work % = 100 compute /
+ *               overall: the share it computes at full speed (a progress
+ *               thread that takes the computing core counts against it);
  *               overlap % = 100 (1 - (overall - compute) / pure), OSU's.
  *               Times averaged over the ranks.  With MPIX_Schedule:
  *               MPI_Start, compute, MPI_Wait; with user rounds: MPI_Start of
@@ -433,8 +435,8 @@ static void free_time(const char *test, int use_schedule)
         if (rank == 0) {
             printf("%s,%ld,overall,%.3f,us\n", test, b, overall * 1e6);
             printf("%s,%ld,compute,%.3f,us\n", test, b, comp * 1e6);
-            printf("%s,%ld,free,%.1f,%%\n", test, b, 100 * comp / overall);
-            printf("%s,%ld,outside_mpi,%.1f,%%\n", test, b, 100 * (1 - in_mpi / overall));
+            printf("%s,%ld,free,%.1f,%%\n", test, b, 100 * (1 - in_mpi / overall));
+            printf("%s,%ld,work,%.1f,%%\n", test, b, 100 * comp / overall);
             printf("%s,%ld,overlap,%.1f,%%\n", test, b, ov < 0 ? 0 : ov);
         }
         free(all);

@@ -608,7 +608,7 @@ def lines_plot(png, title, ylabel, xlabels, series):
     logy = "set logscale y;" if values and max(values) / min(values) > 100 else ""
     lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title columnhead({i + 2})"
                       for i in range(len(names)))
-    script = (f"set terminal png size 800,450; set output '{png}';"
+    script = (f"set terminal png noenhanced size 800,450; set output '{png}';"
               f" set title '{title}'; set ylabel '{ylabel}'; set xlabel 'size';"
               f" set xtics rotate by -45; {logy} plot {lines}")
     subprocess.run(["gnuplot", "-e", script], check=True)

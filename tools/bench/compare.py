@@ -589,10 +589,11 @@ def plot(name, res, bench, out):
                {m: [res.median(bench, m, s, stat) for s in sizes] for m in mpis})
 
 
-def lines_plot(png, title, ylabel, xlabels, series):
+def lines_plot(png, title, ylabel, xlabels, series, logy=None):
     """A PNG (gnuplot) with one line per series ({title: values, one per
-    x label; None where missing}) over the x labels; a log y axis when the
-    values span more than a factor of 100."""
+    x label; None where missing}) over the x labels; a log y axis when logy
+    is true, or when it is None and the values span more than a factor of
+    100."""
     if shutil.which("gnuplot") is None:
         print("note: gnuplot not installed, no plot (apt-get install gnuplot-nox)")
         return
@@ -605,7 +606,9 @@ def lines_plot(png, title, ylabel, xlabels, series):
             f.write(x.replace(" ", "") + " " +
                     " ".join("NaN" if v is None else f"{v:g}" for v in vals) + "\n")
     values = [v for n in names for v in series[n] if v is not None and v > 0]
-    logy = "set logscale y;" if values and max(values) / min(values) > 100 else ""
+    if logy is None:
+        logy = bool(values) and max(values) / min(values) > 100
+    logy = "set logscale y;" if logy else ""
     lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title columnhead({i + 2})"
                       for i in range(len(names)))
     script = (f"set terminal png noenhanced size 800,450; set output '{png}';"

@@ -202,7 +202,8 @@ def plots(res, out):
             series[label(res, "free_poll", "cadence") + " + MPI_Test"] = \
                 [res.median("free_poll", "cadence", s, "free") for s in sizes]
         compare.lines_plot(os.path.join(out, "sched-fig8.png"), "Fig. 8: free time, 2 ranks",
-                           "% of the duration (median)", [human_size(s) for s in sizes], series)
+                           "% of the duration (median)", [human_size(s) for s in sizes], series,
+                           logy=False)
 
 
 def main():

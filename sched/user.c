@@ -649,6 +649,9 @@ int cdn_usched_commit(struct cdn_schedule *us, struct cdn_request **out, const c
     int rc = check_open(us, caller);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (us->main != NULL || us->guards != NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: an earlier commit of schedule %p ran out of memory; "
+                       "free it", caller, (void *)us);
     if (us->nrounds > 1 && current(us)->n == 0)
         us->nrounds--;  /* the empty current round is trimmed */
     int nitems = 0;

@@ -77,6 +77,18 @@ static int left(void)
 
 /* ---- api ---- */
 
+static int is_true(void *state)
+{
+    (void)state;
+    return 1;
+}
+
+static int cb_nothing(void *state)
+{
+    (void)state;
+    return MPI_SUCCESS;
+}
+
 static void mode_api(void)
 {
     MPIX_Schedule s = MPIX_SCHEDULE_NULL, t = MPIX_SCHEDULE_NULL;
@@ -207,6 +219,24 @@ static void mode_api(void)
     CHECK(MPI_Request_free(&req) == MPI_SUCCESS && req == MPI_REQUEST_NULL, "free request");
     CHECK(y == 5, "y = %d: the tail ran at MPI_Request_free", y);
     CHECK(MPIX_Schedule_free(&s) == MPI_SUCCESS && s == MPIX_SCHEDULE_NULL, "free schedule");
+    /* on an empty schedule */
+    MPIX_Schedule u;
+    MPIX_Schedule_create(&u);
+    CHECK(fails_with(MPIX_Schedule_add_condition(u, MPIX_SCHEDULE_OPERATION, is_true, NULL),
+                     MPI_ERR_ARG, "no operation was added yet"), "condition with no operation");
+    CHECK(fails_with(MPIX_Schedule_set_callback(u, MPIX_SCHEDULE_ROUND, cb_nothing, NULL),
+                     MPI_ERR_ARG, "has no operation yet"), "round callback on an empty round");
+    CHECK(fails_with(MPIX_Schedule_add_repeat(u, 1, 1, NULL, NULL), MPI_ERR_ARG,
+                     "the 0 rounds built"), "repeat with no round");
+    CHECK(MPIX_Schedule_set_callback(u, MPIX_SCHEDULE_WHOLE, cb_nothing, NULL) == MPI_SUCCESS,
+          "whole callback on an empty schedule");
+    CHECK(MPIX_Schedule_mark_reset_point(u) == MPI_SUCCESS &&
+          MPIX_Schedule_mark_completion_point(u) == MPI_SUCCESS, "points on an empty schedule");
+    req = 1;
+    CHECK(fails_with(MPIX_Schedule_commit(u, &req), MPI_ERR_ARG, "has no operation") &&
+          req == MPI_REQUEST_NULL, "a callback is not an operation");
+    MPIX_Schedule_free(&u);
+
     MPIX_Schedule t0 = t;
     CHECK(MPIX_Schedule_free(&t) == MPI_SUCCESS, "free an unused schedule");
     CHECK(fails_with(MPIX_Schedule_free(&t0), MPI_ERR_ARG, "not a valid schedule (freed"),
@@ -598,6 +628,38 @@ static void mode_loops(void)
               "%d sb %d", it, acc, sb);
     }
     MPI_Request_free(&req);
+
+    /* the same with rendezvous messages (a sub-request restarted by the
+     * loop from inside its own completion), and a synchronous send */
+    enum { LN = 65536 };
+    int *lsb = malloc(LN * sizeof *lsb), *lrb = malloc(LN * sizeof *lrb), lacc = 0, ssb = 0,
+        srb = 0;
+    MPI_Request lq[4];
+    MPIX_Schedule_create(&s);
+    MPI_Send_init(lsb, LN, MPI_INT, right(), 43, MPI_COMM_WORLD, &lq[0]);
+    MPI_Recv_init(lrb, LN, MPI_INT, left(), 43, MPI_COMM_WORLD, &lq[1]);
+    MPI_Ssend_init(&ssb, 1, MPI_INT, right(), 44, MPI_COMM_WORLD, &lq[2]);
+    MPI_Recv_init(&srb, 1, MPI_INT, left(), 44, MPI_COMM_WORLD, &lq[3]);
+    for (int k = 0; k < 4; k++)
+        MPIX_Schedule_add_operation(s, lq[k]);
+    MPIX_Schedule_create_round(s);
+    MPIX_Schedule_add_mpi_operation(s, MPI_SUM, &lrb[LN - 1], &lacc, 1, MPI_INT);
+    MPIX_Schedule_add_mpi_operation(s, MPI_SUM, &one, &lsb[LN - 1], 1, MPI_INT);
+    MPIX_Schedule_add_repeat(s, 2, 7, NULL, NULL);
+    MPIX_Schedule_commit(s, &req);
+    MPIX_Schedule_free(&s);
+    for (int it = 0; it < 5; it++) {
+        for (int i = 0; i < LN; i++)
+            lsb[i] = rank;
+        lacc = 0;
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        CHECK(lacc == 7 * left() + 21 && lrb[0] == left(), "rendezvous repeat, start %d: %d",
+              it, lacc);
+    }
+    MPI_Request_free(&req);
+    free(lsb);
+    free(lrb);
 
     /* until a predicate: a persistent allreduce adds size each run, and
      * the group repeats while the total is below 10 * size (a convergence

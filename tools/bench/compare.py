@@ -118,6 +118,20 @@ def with_nothread(mpis):
     return mpis + [(NOTHREAD, base[1], base[2], {**base[3], "CADENCE_PROGRESS_THREADS": "0"})]
 
 
+def chosen(mpis, names, nothread=False):
+    """The MPIs to run: those of --mpis (comma-separated names; all when
+    empty) and always Cadence, with cadence-nothread if asked; exits when
+    Cadence is not built."""
+    if nothread:
+        mpis = with_nothread(mpis)
+    if names:
+        keep = names.split(",")
+        mpis = [m for m in mpis if m[0] in keep or m[0] == "cadence"]
+    if not any(m[0] == "cadence" for m in mpis):
+        raise SystemExit("Cadence is not built: run ./quickstart.sh first")
+    return mpis
+
+
 def start_load(n):
     """n processes that spin until stopped (stop_load)."""
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
@@ -682,14 +696,7 @@ def main():
                         [f"# Cadence, MPICH and Open MPI (from {args.from_csv})", ""])
         return report_check(check(res)) if args.check else 0
 
-    mpis = available()
-    if table or args.nothread:
-        mpis = with_nothread(mpis)
-    if args.mpis:
-        keep = args.mpis.split(",")
-        mpis = [m for m in mpis if m[0] in keep or m[0] == "cadence"]
-    if not any(m[0] == "cadence" for m in mpis):
-        raise SystemExit("Cadence is not built: run ./quickstart.sh first")
+    mpis = chosen(available(), args.mpis, table or args.nothread)
     reps = args.reps or (1 if args.quick else 3)
     if table:
         names = TABLE + (["latency-load"] if args.load else [])

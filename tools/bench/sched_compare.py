@@ -223,12 +223,7 @@ def main():
         rows, failures = compare.read_csv(args.from_csv), []
         header = [f"# Seed 000's experiments (from {args.from_csv})", ""]
     else:
-        mpis = compare.available()
-        if args.mpis:
-            keep = args.mpis.split(",")
-            mpis = [m for m in mpis if m[0] in keep or m[0] == "cadence"]
-        if not any(m[0] == "cadence" for m in mpis):
-            raise SystemExit("Cadence is not built: run ./quickstart.sh first")
+        mpis = compare.chosen(compare.available(), args.mpis)
         reps = args.reps or (1 if args.quick else 3)
         compare.BENCHES.update(BENCHES)
         t0, load0, rev = time.time(), compare.machine_note(), compare.git_rev()

@@ -3,12 +3,14 @@
  * counts, per-iteration statistics and the CSV output.  MPI API only.
  *
  * Command line: PROGRAM TEST[,TEST...] [-q] [-s SIZES] [-i ITERS] [-x SKIP]
- * [-t THREADS]
+ * [-t THREADS] [-c COUNTS]
  *   -q        quick: every iteration and warm-up count divided by 20
  *             (a smoke test, not a measurement)
  *   -s SIZES  comma-separated message sizes in bytes instead of the test's own
  *   -i, -x    iterations and warm-up iterations for every size
  *   -t N      threads per rank (p2pbench latency_mt)
+ *   -c COUNTS comma-separated repeat counts instead of the test's own
+ *             (schedbench sbcast: operations per block)
  *
  * Output: CSV lines "test,bytes,stat,value,unit" on rank 0, where stat is
  * "mean" (total time of the timed iterations over their number: what a
@@ -27,15 +29,30 @@
 enum { MAX_SIZES = 64 };
 
 static int opt_quick, opt_iters, opt_skip = -1, opt_threads = 2;
-static long opt_sizes[MAX_SIZES];
-static int opt_nsizes;
+static long opt_sizes[MAX_SIZES], opt_counts[MAX_SIZES];
+static int opt_nsizes, opt_ncounts;
 static const char *opt_tests = "";
 
 static void bench_usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s TEST[,TEST...] [-q] [-s SIZES] [-i ITERS] [-x SKIP] [-t THREADS]\n",
+    fprintf(stderr,
+            "usage: %s TEST[,TEST...] [-q] [-s SIZES] [-i ITERS] [-x SKIP] [-t THREADS] [-c COUNTS]\n",
             prog);
     exit(2);
+}
+
+/* Parse a comma-separated list of numbers into out (at most MAX_SIZES). */
+static int parse_list(const char *arg, long *out)
+{
+    int n = 0;
+    for (char *p = (char *)arg; *p && n < MAX_SIZES;) {
+        out[n++] = strtol(p, &p, 10);
+        if (*p == ',')
+            p++;
+        else if (*p)
+            break;
+    }
+    return n;
 }
 
 static void bench_options(int argc, char **argv)
@@ -45,17 +62,16 @@ static void bench_options(int argc, char **argv)
         bench_usage(argv[0]);
     opt_tests = argv[1];
     optind = 2;
-    while ((c = getopt(argc, argv, "qs:i:x:t:")) != -1) {
+    while ((c = getopt(argc, argv, "qs:i:x:t:c:")) != -1) {
         switch (c) {
         case 'q':
             opt_quick = 1;
             break;
         case 's':
-            for (char *p = optarg; *p && opt_nsizes < MAX_SIZES;) {
-                opt_sizes[opt_nsizes++] = strtol(p, &p, 10);
-                if (*p == ',')
-                    p++;
-            }
+            opt_nsizes = parse_list(optarg, opt_sizes);
+            break;
+        case 'c':
+            opt_ncounts = parse_list(optarg, opt_counts);
             break;
         case 'i':
             opt_iters = atoi(optarg);

@@ -118,6 +118,20 @@ def with_nothread(mpis):
     return mpis + [(NOTHREAD, base[1], base[2], {**base[3], "CADENCE_PROGRESS_THREADS": "0"})]
 
 
+def chosen(mpis, names, nothread=False):
+    """The MPIs to run: those of --mpis (comma-separated names; all when
+    empty) and always Cadence, with cadence-nothread if asked; exits when
+    Cadence is not built."""
+    if nothread:
+        mpis = with_nothread(mpis)
+    if names:
+        keep = names.split(",")
+        mpis = [m for m in mpis if m[0] in keep or m[0] == "cadence"]
+    if not any(m[0] == "cadence" for m in mpis):
+        raise SystemExit("Cadence is not built: run ./quickstart.sh first")
+    return mpis
+
+
 def start_load(n):
     """n processes that spin until stopped (stop_load)."""
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
@@ -564,39 +578,55 @@ def write_table(path, res, verdicts, failures, header):
         lines += ["## Goals missed", ""] + [f"- {t}" for t in missed] + [""]
     if unchecked:
         lines += ["## Goals not checked", ""] + [f"- {t}" for t in unchecked] + [""]
+    write_report(path, lines, failures, "table")
+
+
+def write_report(path, lines, failures, what):
+    """Write a Markdown report's lines, then its failed runs, if any."""
     if failures:
         lines += ["## Failed runs", ""] + [f"- {b} {m} rep {r}: {e}" for b, m, r, e in failures]
         lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines))
-    print(f"table: {path}")
+    print(f"{what}: {path}")
 
 
 def plot(name, res, bench, out):
     """One line per MPI through its medians of the bench's primary figure."""
-    if shutil.which("gnuplot") is None:
-        print("note: gnuplot not installed, no plot (apt-get install gnuplot-nox)")
-        return
     if len(res.sizes[bench]) < 2:
         return  # one point: the table says it all
     stat = table_rows(res, bench)[0][1]
     mpis = res.mpis[bench]
     sizes = sorted(res.sizes[bench])
-    dat = os.path.join(out, f"{name}.dat")
+    lines_plot(os.path.join(out, f"{name}.png"), f"{name} ({stat})",
+               f"{res.units[(bench, stat)]} (median)", [human_size(s) for s in sizes],
+               {m: [res.median(bench, m, s, stat) for s in sizes] for m in mpis})
+
+
+def lines_plot(png, title, ylabel, xlabels, series, logy=None):
+    """A PNG (gnuplot) with one line per series ({title: values, one per
+    x label; None where missing}) over the x labels; a log y axis when logy
+    is true, or when it is None and the values span more than a factor of
+    100."""
+    if shutil.which("gnuplot") is None:
+        print("note: gnuplot not installed, no plot (apt-get install gnuplot-nox)")
+        return
+    names = list(series)
+    dat = os.path.splitext(png)[0] + ".dat"
     with open(dat, "w") as f:
-        f.write("size " + " ".join(mpis) + "\n")
-        for s in sizes:
-            vals = [res.median(bench, m, s, stat) for m in mpis]
-            f.write(human_size(s).replace(" ", "") + " " +
+        f.write("x " + " ".join(f'"{n}"' for n in names) + "\n")
+        for i, x in enumerate(xlabels):
+            vals = [series[n][i] for n in names]
+            f.write(x.replace(" ", "") + " " +
                     " ".join("NaN" if v is None else f"{v:g}" for v in vals) + "\n")
-    values = [s[0] for k, s in res.stats.items() if k[0] == bench and k[3] == stat and s[0] > 0]
-    logy = "set logscale y;" if values and max(values) / min(values) > 100 else ""
-    png = os.path.join(out, f"{name}.png")
-    lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title '{m}'"
-                      for i, m in enumerate(mpis))
-    unit = res.units[(bench, stat)]
-    script = (f"set terminal png size 800,450; set output '{png}'; set key autotitle columnhead;"
-              f" set title '{name} ({stat})'; set ylabel '{unit} (median)'; set xlabel 'size';"
+    values = [v for n in names for v in series[n] if v is not None and v > 0]
+    if logy is None:
+        logy = bool(values) and max(values) / min(values) > 100
+    logy = "set logscale y;" if logy else ""
+    lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title columnhead({i + 2})"
+                      for i in range(len(names)))
+    script = (f"set terminal png noenhanced size 800,450; set output '{png}';"
+              f" set title '{title}'; set ylabel '{ylabel}'; set xlabel 'size';"
               f" set xtics rotate by -45; {logy} plot {lines}")
     subprocess.run(["gnuplot", "-e", script], check=True)
 
@@ -666,14 +696,7 @@ def main():
                         [f"# Cadence, MPICH and Open MPI (from {args.from_csv})", ""])
         return report_check(check(res)) if args.check else 0
 
-    mpis = available()
-    if table or args.nothread:
-        mpis = with_nothread(mpis)
-    if args.mpis:
-        keep = args.mpis.split(",")
-        mpis = [m for m in mpis if m[0] in keep or m[0] == "cadence"]
-    if not any(m[0] == "cadence" for m in mpis):
-        raise SystemExit("Cadence is not built: run ./quickstart.sh first")
+    mpis = chosen(available(), args.mpis, table or args.nothread)
     reps = args.reps or (1 if args.quick else 3)
     if table:
         names = TABLE + (["latency-load"] if args.load else [])

@@ -395,12 +395,20 @@ static bool any_busy(void)
     return false;
 }
 
+/* The last poll of this thread found work but another thread polling
+ * (cdn_progress_poll_missed). */
+static CDN_TLS bool poll_missed;
+
 /* Poll every transport once (the deferred work left alone). */
 static int poll_transports(void)
 {
-    if (!any_busy() || atomic_load_explicit(&cdn_engine.poll_lock, memory_order_relaxed) ||
-        atomic_exchange_explicit(&cdn_engine.poll_lock, true, memory_order_acquire))
+    if (!any_busy())
         return 0;
+    if (atomic_load_explicit(&cdn_engine.poll_lock, memory_order_relaxed) ||
+        atomic_exchange_explicit(&cdn_engine.poll_lock, true, memory_order_acquire)) {
+        poll_missed = true;
+        return 0;
+    }
     int n = 0;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
@@ -410,6 +418,13 @@ static int poll_transports(void)
      * for the store buffer (the release of the ring cells just read) */
     atomic_store_explicit(&cdn_engine.poll_lock, false, memory_order_release);
     return n;
+}
+
+bool cdn_progress_poll_missed(void)
+{
+    bool m = poll_missed;
+    poll_missed = false;
+    return m;
 }
 
 int cdn_progress_poll(void)

@@ -118,6 +118,10 @@ bool cdn_progress_oversubscribed(int local_size);
 
 /* Poll every transport once; returns how many events were processed. */
 int cdn_progress_poll(void);
+/* Did this thread's polls since the last call find work that another
+ * thread was polling at that moment (the transports' lock held)?  Clears
+ * the flag. */
+bool cdn_progress_poll_missed(void);
 /* Something completed: wake threads sleeping on the generation.  Called
  * right after the seq_cst read-modify-write that made the completion
  * visible (cdn_request_event): the generation moves only while a thread

@@ -30,6 +30,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "progress/engine.h"
@@ -108,6 +109,10 @@ static void raise_priority(void)
     }
 }
 
+/* How long the thread stands back when an application thread holds the
+ * transports (progress_main). */
+enum { CONTENDED_SLEEP_NS = 20000 };
+
 static void *progress_main(void *arg)
 {
     (void)arg;
@@ -160,6 +165,19 @@ static void *progress_main(void *arg)
         if (pn > 0) {
             idle = 0;
             worked = true;
+            continue;
+        }
+        /* Work is there but an application thread polls it (inside
+         * MPI_Test, say, perhaps copying a rendezvous message under the
+         * transports' lock): it is in that thread's hands.  Polling again
+         * at once would spin -- the doorbell stays ready -- on the core
+         * that thread needs, at this thread's higher priority: a transfer
+         * polled with MPI_Test took milliseconds instead of microseconds.
+         * Sleep a moment instead. */
+        if (cdn_progress_poll_missed()) {
+            struct timespec ts = {0, CONTENDED_SLEEP_NS};
+            clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+            idle = 0;
             continue;
         }
         if (++idle < spin) {

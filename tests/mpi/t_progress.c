@@ -393,6 +393,76 @@ static void quiet(int rank)
     quiet_windows(rank);
 }
 
+/* On-CPU time of a thread of this process so far (ns), or -1. */
+static long long task_cpu_ns(long tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/schedstat", tid);
+    FILE *f = fopen(path, "r");
+    long long ns = -1;
+    if (f != NULL) {
+        if (fscanf(f, "%lld", &ns) != 1)
+            ns = -1;
+        fclose(f);
+    }
+    return ns;
+}
+
+/* 1 MiB transfers polled with MPI_Test between short stretches of
+ * computation, as a user overlapping by hand writes them.  The receiver's
+ * MPI_Test copies the message under the transports' lock; a progress
+ * thread that found that work and kept polling spun on the application's
+ * core at its higher priority (95-99% of the time, each transfer
+ * milliseconds instead of microseconds).  It must stand back: its CPU time
+ * stays well under the loop's wall time.  Data checked. */
+static void testpoll(int rank)
+{
+    enum { N = 1 << 20, ROUNDS = 20 };
+    unsigned char *buf = malloc(N);
+    long tid = progress_thread_tid();
+    CHECK(buf != NULL && tid > 0, "rank %d: buffer and progress thread", rank);
+    if (buf == NULL || tid <= 0) {
+        free(buf);
+        return;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    long long c0 = task_cpu_ns(tid);
+    double t0 = MPI_Wtime();
+    int bad = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        MPI_Request r;
+        if (rank == 0) {
+            memset(buf, i + 1, N);
+            MPI_Isend(buf, N, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &r);
+        } else {
+            memset(buf, 0, N);
+            MPI_Irecv(buf, N, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &r);
+        }
+        int done = 0;
+        for (int k = 0; k < 64; k++) {
+            double t = MPI_Wtime();
+            while (MPI_Wtime() - t < 1e-6)
+                ;
+            if (!done)
+                MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        }
+        if (!done)
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (rank == 1)
+            bad += buf[0] != i + 1 || buf[N - 1] != i + 1;
+    }
+    double wall = MPI_Wtime() - t0;
+    long long c1 = task_cpu_ns(tid);
+    CHECK(bad == 0, "rank %d: %d transfers polled with MPI_Test arrived intact (%d bad)", rank,
+          ROUNDS, bad);
+    CHECK(c0 >= 0 && c1 >= c0, "rank %d: the progress thread's CPU time is readable", rank);
+    double share = (double)(c1 - c0) / 1e9 / wall;
+    CHECK(share < 0.75, "rank %d: the progress thread ran %.0f%% of the %.1f ms the MPI_Test "
+          "loop took (needs < 75%%: it must not spin while the application polls)", rank,
+          share * 100, wall * 1e3);
+    free(buf);
+}
+
 /* Where the progress thread runs: bound (the default), one processing unit
  * of the process's allowed set, counted from the last one by local rank;
  * with CADENCE_PROGRESS_BIND=0, the process's whole set. */
@@ -460,6 +530,8 @@ int main(int argc, char **argv)
         idle(rank, 5.0);
     if (strcmp(mode, "all") == 0 || strcmp(mode, "pin") == 0)
         pin(rank);
+    if (strcmp(mode, "all") == 0 || strcmp(mode, "testpoll") == 0)
+        testpoll(rank);
     MPI_Finalize();
     char name[32];
     snprintf(name, sizeof name, "t_progress[%d]", rank);

@@ -69,7 +69,7 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_SHM_CMA", "boolean", "1", "library",
      "Move rendezvous data with one process_vm_readv (CMA). 0 forces the pipelined two-copy "
      "path through the rings (what is used anyway when the kernel refuses CMA)."},
-    {"CADENCE_SHM_SPLIT_MIN", "integer", "16384", "library",
+    {"CADENCE_SHM_SPLIT_MIN", "integer", "65536", "library",
      "Contiguous rendezvous receives of at least this many bytes split the CMA copy with the "
      "sender: the receiver reads the lower half while the sender's progress thread writes the "
      "upper half (process_vm_writev). 0 turns splitting off."},

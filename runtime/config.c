@@ -62,10 +62,10 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_SHM", "boolean", "1", "library",
      "Use the shared-memory transport between processes of one node. 0 turns it off (TCP "
      "then carries their messages, unless CADENCE_TRANSPORTS leaves it out)."},
-    {"CADENCE_SHM_EAGER_LIMIT", "integer", "8192", "library",
+    {"CADENCE_SHM_EAGER_LIMIT", "integer", "16384", "library",
      "Largest message (bytes) the shared-memory transport sends eagerly in one cell; larger "
      "ones use rendezvous (single-copy CMA, or a pipelined copy through the rings). At most "
-     "8200 (one cell)."},
+     "16392 (one cell)."},
     {"CADENCE_SHM_CMA", "boolean", "1", "library",
      "Move rendezvous data with one process_vm_readv (CMA). 0 forces the pipelined two-copy "
      "path through the rings (what is used anyway when the kernel refuses CMA)."},

@@ -70,7 +70,7 @@
 
 #include "transport/transport.h"
 
-#define SHM_CELL_SIZE (8192 + 64)  /* 8 KiB of payload after the 56-byte header */
+#define SHM_CELL_SIZE (16384 + 64)  /* 16 KiB of payload after the 56-byte header */
 #define SHM_RING_CELLS 64
 
 struct shm_cell {

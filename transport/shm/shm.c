@@ -838,7 +838,7 @@ struct cdn_transport *cdn_shm_transport_create(void)
     }
     st->efd = st->sock = st->segfd = -1;
     st->cma = cdn_progress_param_long("CADENCE_SHM_CMA", 1, 0, 1) != 0;
-    long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 8192, 0, (long)SHM_CELL_PAYLOAD);
+    long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 16384, 0, (long)SHM_CELL_PAYLOAD);
     st->split_min = (uint64_t)cdn_progress_param_long("CADENCE_SHM_SPLIT_MIN", 64 << 10, 0, LONG_MAX);
     st->tp.ops = &shm_ops;
     st->tp.eager_limit = (size_t)limit;

@@ -84,10 +84,15 @@ static int blocking_failed(int rc)
     return rc;
 }
 
-/* Wait for an internal request, report it, drop it. */
-static int finish_blocking(struct cdn_request *r, MPI_Status *status)
+/* Wait for an internal request, report it, drop it.  late: a blocking
+ * receive, which polls a moment before it counts as a poller
+ * (cdn_progress_wait_until_late). */
+static int finish_blocking(struct cdn_request *r, MPI_Status *status, bool late)
 {
-    cdn_request_wait(r);
+    if (late)
+        cdn_request_wait_late(r);
+    else
+        cdn_request_wait(r);
     int err = r->status.MPI_ERROR;
     cdn_status_copy(status, &r->status, false);
     cdn_request_release(r);
@@ -122,7 +127,7 @@ static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatyp
     if (rc != MPI_SUCCESS)
         return rc;
     if (request == NULL)
-        return finish_blocking(r, MPI_STATUS_IGNORE);
+        return finish_blocking(r, MPI_STATUS_IGNORE, false);
     *request = cdn_request_publish(r);
     return MPI_SUCCESS;
 }
@@ -182,8 +187,9 @@ static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_request *r;
-    if (request == NULL)
-        cdn_progress_blocking_begin();
+    /* A blocking receive is not a poller while it posts: it raises no want
+     * (request.h, waited), so nothing it starts rings or wakes anyone, and
+     * it waits through cdn_progress_wait_until_late. */
     atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
     rc = request == NULL ? cdn_p2p_recv_waited(buf, count, a.dt, source, tag, a.comm, &r)
                          : cdn_p2p_recv(buf, count, a.dt, source, tag, a.comm, persistent, &r);
@@ -191,7 +197,7 @@ static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type
     if (rc != MPI_SUCCESS)
         return blocking_failed(rc);
     if (request == NULL)
-        return finish_blocking(r, status);
+        return finish_blocking(r, status, true);
     *request = cdn_request_publish(r);
     return MPI_SUCCESS;
 }
@@ -248,7 +254,7 @@ static int do_sendrecv(const char *fn, const void *sendbuf, MPI_Count sendcount,
     if (rc != MPI_SUCCESS)
         return blocking_failed(rc);
     if (request == NULL)
-        return finish_blocking(req, status);
+        return finish_blocking(req, status, false);
     *request = cdn_request_publish(req);
     return MPI_SUCCESS;
 }
@@ -396,7 +402,7 @@ static int do_mrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype typ
         *request = cdn_request_publish(r);
         return MPI_SUCCESS;
     }
-    rc = finish_blocking(r, status);
+    rc = finish_blocking(r, status, false);
     if (rc != MPI_SUCCESS)
         cdn_api_request_error(r);
     return rc;

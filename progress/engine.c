@@ -739,6 +739,23 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
     cdn_progress_app_leave();
 }
 
+void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)
+{
+    if (cdn_engine.quiet_poll && !cdn_progress_blocking) {
+        for (int i = 0; i < CDN_PROGRESS_LATE_POLLS; i++) {
+            if (cond(arg))
+                return;
+            /* the thread works on our processing unit: the full wait yields */
+            if (atomic_load_explicit(&cdn_engine.thread_busy, memory_order_relaxed) &&
+                atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed))
+                break;
+            if (cdn_progress_poll() == 0)
+                CDN_CPU_RELAX();
+        }
+    }
+    cdn_progress_wait_until(cond, arg);
+}
+
 struct cdn_transport *cdn_progress_transport_for(int world_rank)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {

@@ -214,6 +214,16 @@ void cdn_progress_start_end(bool entered);
  * empty polls, then sleep until something completes or arrives.  Every
  * blocking call waits through this one loop. */
 void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg);
+/* The same, polling a moment (CDN_PROGRESS_LATE_POLLS polls) before it
+ * counts as a poller (cdn_progress_app_enter): a blocking receive whose
+ * message comes within a round trip then pays none of entering and
+ * leaving -- four read-modify-writes and a look at every ring, on the
+ * path from the message's arrival to the caller's next send.  For waits
+ * that start nothing a peer answers with an always-ringing cell (a
+ * receive posted without a want: request.h, waited): meanwhile the
+ * doorbells are not quiet, and this thread does not split copies. */
+void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg);
+enum { CDN_PROGRESS_LATE_POLLS = 64 };
 
 /* The progress thread's pause while application threads poll (at most
  * timeout_ns, or until cdn_progress_unpark). */

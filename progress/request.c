@@ -263,3 +263,8 @@ void cdn_request_wait(struct cdn_request *r)
 {
     cdn_progress_wait_until(request_done, r);
 }
+
+void cdn_request_wait_late(struct cdn_request *r)
+{
+    cdn_progress_wait_until_late(request_done, r);
+}

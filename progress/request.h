@@ -212,5 +212,7 @@ static inline bool cdn_request_done(const struct cdn_request *r)
 }
 /* Drive progress until r completes (spin, then block). */
 void cdn_request_wait(struct cdn_request *r);
+/* The same through cdn_progress_wait_until_late (a blocking receive). */
+void cdn_request_wait_late(struct cdn_request *r);
 
 #endif

@@ -187,9 +187,16 @@ static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_request *r;
-    /* A blocking receive is not a poller while it posts: it raises no want
-     * (request.h, waited), so nothing it starts rings or wakes anyone, and
-     * it waits through cdn_progress_wait_until_late. */
+    /* A blocking receive small enough to come eagerly from anyone is not a
+     * poller while it posts: it raises no want (request.h, waited), so
+     * nothing it starts rings or wakes anyone, and it waits through
+     * cdn_progress_wait_until_late.  A larger one counts as a poller at
+     * once: a rendezvous pulled by a poller splits its copy with the
+     * sender (transport/shm). */
+    bool late = request == NULL &&
+                (uint64_t)(count * cdn_datatype_size(a.dt)) <= cdn_progress_eager_min();
+    if (request == NULL && !late)
+        cdn_progress_blocking_begin();
     atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
     rc = request == NULL ? cdn_p2p_recv_waited(buf, count, a.dt, source, tag, a.comm, &r)
                          : cdn_p2p_recv(buf, count, a.dt, source, tag, a.comm, persistent, &r);
@@ -197,7 +204,7 @@ static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type
     if (rc != MPI_SUCCESS)
         return blocking_failed(rc);
     if (request == NULL)
-        return finish_blocking(r, status, true);
+        return finish_blocking(r, status, late);
     *request = cdn_request_publish(r);
     return MPI_SUCCESS;
 }

@@ -772,6 +772,15 @@ size_t cdn_progress_eager_limit(int world_rank)
     return tp != NULL ? tp->eager_limit : 0;
 }
 
+size_t cdn_progress_eager_min(void)
+{
+    size_t min = SIZE_MAX;
+    for (int i = 0; i < cdn_engine.ntransports; i++)
+        if (cdn_engine.transports[i]->eager_limit < min)
+            min = cdn_engine.transports[i]->eager_limit;
+    return cdn_engine.ntransports > 0 ? min : 0;
+}
+
 void cdn_progress_want(enum cdn_want w, int delta)
 {
     if (w != CDN_WANT_POSTED && atomic_fetch_add_explicit(&urgent_wants, delta,

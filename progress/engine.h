@@ -152,6 +152,9 @@ struct cdn_transport *cdn_progress_transport_for(int world_rank);
 /* The largest message the transport reaching world_rank sends eagerly
  * (whole, with no answer from the receiver); 0 if none reaches it. */
 size_t cdn_progress_eager_limit(int world_rank);
+/* The smallest eager limit of the transports: a message no larger is sent
+ * eagerly whoever sends it. */
+size_t cdn_progress_eager_min(void);
 
 /* An application thread starts / stops polling in a blocking call.  While
  * one does, the progress thread stands aside (it would only compete for the

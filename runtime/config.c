@@ -69,6 +69,10 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_SHM_CMA", "boolean", "1", "library",
      "Move rendezvous data with one process_vm_readv (CMA). 0 forces the pipelined two-copy "
      "path through the rings (what is used anyway when the kernel refuses CMA)."},
+    {"CADENCE_SHM_PREFAULT", "integer", "16", "library",
+     "On a node of at most this many processes, the shared-memory rings (1 MiB per pair of "
+     "processes and direction) are faulted in at MPI_Init instead of cell by cell as the "
+     "first messages use them. 0: never."},
     {"CADENCE_SHM_SPLIT_MIN", "integer", "65536", "library",
      "Contiguous rendezvous receives of at least this many bytes split the CMA copy with the "
      "sender: the receiver reads the lower half while the sender's progress thread writes the "

@@ -840,6 +840,7 @@ struct cdn_transport *cdn_shm_transport_create(void)
     st->cma = cdn_progress_param_long("CADENCE_SHM_CMA", 1, 0, 1) != 0;
     long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 16384, 0, (long)SHM_CELL_PAYLOAD);
     st->split_min = (uint64_t)cdn_progress_param_long("CADENCE_SHM_SPLIT_MIN", 64 << 10, 0, LONG_MAX);
+    st->prefault_max = (int)cdn_progress_param_long("CADENCE_SHM_PREFAULT", 16, 0, 1 << 20);
     st->tp.ops = &shm_ops;
     st->tp.eager_limit = (size_t)limit;
     st->tp.priv = st;

@@ -64,6 +64,8 @@ struct shm_state {
     int sock;                        /* doorbell fd exchange (wire-up only) */
     bool cma;                        /* CADENCE_SHM_CMA */
     uint64_t split_min;              /* CADENCE_SHM_SPLIT_MIN (0: never split) */
+    int prefault_max;                /* CADENCE_SHM_PREFAULT: fault rings in up to this many
+                                      * processes per node */
     atomic_int queued;               /* items in outbound queues */
 };
 

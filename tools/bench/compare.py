@@ -309,6 +309,29 @@ def rotate(seq, k):
     return seq[k:] + seq[:k]
 
 
+RTT = []  # (when, ns): the machine's cache-line round trip during the run
+
+
+def line_rtt(tmp, when):
+    """Record the cache-line round trip between the two processing units
+    (lockcost --rtt, ns): it moves by 5x when the hypervisor moves them, and
+    every small-message row with it."""
+    exe = os.path.join(tmp, "lockcost")
+    if not os.path.exists(exe):
+        subprocess.run(["cc", "-O2", "-pthread", "-o", exe,
+                        os.path.join(ROOT, "tools", "bench", "lockcost.c")],
+                       capture_output=True)
+    try:
+        r = subprocess.run([exe, "--rtt"], capture_output=True, text=True, timeout=60)
+        RTT.append((when, float(r.stdout.strip().split(",")[-1])))
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        RTT.append((when, None))
+
+
+def rtt_note():
+    return ", ".join(f"{w} {'?' if v is None else f'{v:.0f}'}" for w, v in RTT)
+
+
 def run_benches(benches, mpis, reps, quick, load, load_benches=None):
     """Every bench for every MPI, reps times, alternating; (rows, failures).
     load busy processes spin during the benches of load_benches (all when
@@ -316,6 +339,7 @@ def run_benches(benches, mpis, reps, quick, load, load_benches=None):
     rows, failures = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(1, reps + 1):
+            line_rtt(tmp, f"rep {rep}")
             for bench in benches:
                 loaded = load if load_benches is None or bench in load_benches else 0
                 procs = start_load(loaded)
@@ -333,6 +357,7 @@ def run_benches(benches, mpis, reps, quick, load, load_benches=None):
                               file=sys.stderr)
                 finally:
                     stop_load(procs)
+        line_rtt(tmp, "end")
     return rows, failures
 
 
@@ -721,6 +746,8 @@ def main():
                   f"processing units; load average {load0} before, {machine_note()} after; "
                   f"{reps} repetition(s){', quick counts (a smoke test)' if args.quick else ''}; "
                   f"wall time {wall / 60:.1f} min.", "",
+                  f"Cache-line round trip between the two processing units (tools/bench/lockcost.c "
+                  f"--rtt, ns), before each repetition and at the end: {rtt_note()}.", "",
                   "Cadence: median [min–max] over the repetitions; the others: median. "
                   "Every point is the mean over OSU's iteration counts after a warm-up "
                   "(tools/bench/README.md); 'better' is the better of MPICH and Open MPI.", ""]

@@ -22,6 +22,10 @@
  * half round trips (one message) over 200,000 round trips after 20,000 of
  * warm-up; the median is over 50 blocks of 4,000 round trips each.
  *
+ * With --rtt only the first case runs, printing its median: the machine's
+ * cache-line round trip between the two processing units, which moves by
+ * 5x when the hypervisor moves them (compare.py records it per run).
+ *
  * "stream" lines ("lockcost-stream,S,R,kind,mean_ns,median_ns") time the
  * other pattern, message rate: the sender writes messages into a ring of
  * 64 cells (one line each, 8 KiB apart as Cadence's are) as fast as the
@@ -32,6 +36,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,10 +211,15 @@ static void run_stream(int s, int r, int lk)
 int main(int argc, char **argv)
 {
     static const int cases[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 2}, {6, 10}, {16, 16}};
-    int reps = argc > 1 ? atoi(argv[1]) : 3;
+    bool rtt = argc > 1 && strcmp(argv[1], "--rtt") == 0;
+    int reps = argc > 1 && !rtt ? atoi(argv[1]) : 3;
     if (sched_getcpu() < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
         fprintf(stderr, "lockcost: needs two processing units\n");
         return 1;
+    }
+    if (rtt) {
+        run(0, 0, 1);
+        return 0;
     }
     ring = aligned_alloc(4096, (size_t)RING * CELL);
     if (ring == NULL)

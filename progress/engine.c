@@ -130,6 +130,11 @@ static int transports_open(void)
         s += n;
         s += *s == ',';
     }
+    size_t min = SIZE_MAX;
+    for (int i = 0; i < cdn_engine.ntransports; i++)
+        if (cdn_engine.transports[i]->eager_limit < min)
+            min = cdn_engine.transports[i]->eager_limit;
+    cdn_engine.eager_min = cdn_engine.ntransports > 0 ? min : 0;
     return MPI_SUCCESS;
 }
 
@@ -774,11 +779,7 @@ size_t cdn_progress_eager_limit(int world_rank)
 
 size_t cdn_progress_eager_min(void)
 {
-    size_t min = SIZE_MAX;
-    for (int i = 0; i < cdn_engine.ntransports; i++)
-        if (cdn_engine.transports[i]->eager_limit < min)
-            min = cdn_engine.transports[i]->eager_limit;
-    return cdn_engine.ntransports > 0 ? min : 0;
+    return cdn_engine.eager_min;
 }
 
 void cdn_progress_want(enum cdn_want w, int delta)

@@ -64,6 +64,7 @@ struct cdn_engine {
                                    * tried (an exchange), released by a plain store */
     int ntransports;
     struct cdn_transport *transports[CDN_MAX_TRANSPORTS];
+    size_t eager_min;             /* the smallest eager_limit of the transports (opened once) */
     int epfd;                     /* every transport fd plus wake_fd */
     int wake_fd;                  /* eventfd: interrupts a thread blocked in epoll */
     atomic_int pending_work;      /* queued sends etc. that need polling, not sleeping */

@@ -161,6 +161,7 @@ static void *progress_main(void *arg)
         cdn_progress_let_app_out();
         atomic_store_explicit(&cdn_engine.thread_busy, true, memory_order_relaxed);
         int pn = cdn_progress_poll();
+        bool missed = cdn_progress_poll_missed();  /* this poll's, not a stale one */
         atomic_store_explicit(&cdn_engine.thread_busy, false, memory_order_relaxed);
         if (pn > 0) {
             idle = 0;
@@ -174,7 +175,7 @@ static void *progress_main(void *arg)
          * that thread needs, at this thread's higher priority: a transfer
          * polled with MPI_Test took milliseconds instead of microseconds.
          * Sleep a moment instead. */
-        if (cdn_progress_poll_missed()) {
+        if (missed) {
             struct timespec ts = {0, CONTENDED_SLEEP_NS};
             clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
             idle = 0;

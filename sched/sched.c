@@ -698,6 +698,7 @@ static bool light(const struct node *nd)
 }
 
 /* The schedule whose ready queue this thread drains (innermost). */
+#define DRAIN_BATCH 16
 static CDN_TLS struct cdn_sched *draining;
 
 /* Run ready nodes until none is left, unless another thread already does.
@@ -714,14 +715,24 @@ static bool drain(struct cdn_sched *s, bool keep_heavy)
         struct cdn_sched *outer = draining;
         draining = s;
         unsigned from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
+        /* The nodes ready now leave the queue together and run with the
+         * lock released once for all of them, in queue order: a node per
+         * lock round trip cost a persistent 8-byte allreduce seven of them. */
+        int batch[DRAIN_BATCH];
         while (s->rhead != s->rtail) {
-            int i = s->ready[s->rhead++ & s->qmask];
-            if (keep_heavy && !light(&s->nodes[i])) {
-                s->ready[w++ & s->qmask] = i;
-                continue;
+            int n = 0;
+            while (s->rhead != s->rtail && n < DRAIN_BATCH) {
+                int i = s->ready[s->rhead++ & s->qmask];
+                if (keep_heavy && !light(&s->nodes[i]))
+                    s->ready[w++ & s->qmask] = i;
+                else
+                    batch[n++] = i;
             }
+            if (n == 0)
+                continue;
             pthread_mutex_unlock(&s->lock);
-            run_node(s, i);
+            for (int k = 0; k < n; k++)
+                run_node(s, batch[k]);
             pthread_mutex_lock(&s->lock);
         }
         /* every node enqueued meanwhile was run or kept: the queue is now

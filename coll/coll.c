@@ -267,7 +267,10 @@ int cdn_coll_forced(struct cdn_comm *comm, enum cdn_coll_id id)
     if (env_choice[id] != CDN_ALG_AUTO)
         return env_choice[id];
     char v[64];
-    if (cdn_comm_info_value(comm, selectable[id].info, v, (int)sizeof v))
+    /* the info lookup takes the communicator's lock: a collective of a
+     * process that never kept a cadence_ hint skips it */
+    if (cdn_comm_cadence_hints() &&
+        cdn_comm_info_value(comm, selectable[id].info, v, (int)sizeof v))
         return parse(id, v, selectable[id].info);
     return CDN_ALG_AUTO;
 }

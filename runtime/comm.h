@@ -90,6 +90,9 @@ bool cdn_comm_info_value(struct cdn_comm *comm, const char *key, char *value, in
 struct cdn_info;
 int cdn_comm_hints_take(struct cdn_info **dst, struct cdn_info *in, const char *caller);
 int cdn_comm_hints_report(struct cdn_comm *c, MPI_Info *info_used, const char *caller);
+/* True once any communicator of this process kept a cadence_ hint: until
+ * then a lookup of one finds nothing, and the collectives skip it. */
+bool cdn_comm_cadence_hints(void);
 
 /* Topology neighbours of comm for neighbourhood collectives, in the order
  * MPI_Dist_graph_neighbors / MPI_Cart (-1,+1 per dimension) define; the

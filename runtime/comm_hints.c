@@ -15,6 +15,7 @@
  */
 #include "runtime/comm.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -35,6 +36,15 @@ static bool is_assertion(const char *key)
     return false;
 }
 
+static atomic_bool cadence_hints;
+
+bool cdn_comm_cadence_hints(void)
+{
+    /* acquire: pairs with the store below, so a hint set before this call
+     * (in the user's order) is found by the lookup that follows */
+    return atomic_load_explicit(&cadence_hints, memory_order_acquire);
+}
+
 /* The value Cadence keeps for key=value, or NULL when it ignores it. */
 static const char *kept_value(const char *key, const char *value)
 {
@@ -45,7 +55,10 @@ static const char *kept_value(const char *key, const char *value)
             return "false";
         return NULL;  /* not a boolean: ignored, as MPICH */
     }
-    return strncmp(key, "cadence_", 8) == 0 ? value : NULL;
+    if (strncmp(key, "cadence_", 8) != 0)
+        return NULL;
+    atomic_store_explicit(&cadence_hints, true, memory_order_release);
+    return value;
 }
 
 int cdn_comm_hints_take(struct cdn_info **dst, struct cdn_info *in, const char *caller)

@@ -10,7 +10,9 @@
  * keys it names. */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_mpi.h"
 
@@ -56,6 +58,42 @@ static void works(MPI_Comm c, const char *what)
     CHECK(sum == n * (n - 1) / 2, "%s: sum of ranks %d", what, sum);
 }
 
+/* A cadence_ algorithm hint set after collectives ran with none is read by
+ * the next collective (they skip the lookup only while no communicator
+ * ever kept one): an unknown algorithm is reported on stderr then. */
+static void late_hint_read(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    int x = 7;
+    MPI_Bcast(&x, 1, MPI_INT, 0, c);  /* no cadence_ hint anywhere yet */
+    MPI_Info in;
+    MPI_Info_create(&in);
+    MPI_Info_set(in, "cadence_bcast_algorithm", "no_such_algorithm");
+    MPI_Comm_set_info(c, in);
+    MPI_Info_free(&in);
+    char path[] = "/tmp/t_comm_info.XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    CHECK(fd >= 0 && saved >= 0, "late hint: no temporary file");
+    if (fd < 0 || saved < 0)
+        return;
+    fflush(stderr);
+    dup2(fd, 2);
+    MPI_Bcast(&x, 1, MPI_INT, 0, c);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char text[512] = "";
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    CHECK(strstr(text, "unknown algorithm 'no_such_algorithm'") != NULL,
+          "late hint: the bcast did not read cadence_bcast_algorithm (stderr: '%s')", text);
+    CHECK(x == 7, "late hint: bcast gave %d", x);
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -63,6 +101,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     expect(MPI_COMM_WORLD, all_false, NULL, "MPI_COMM_WORLD");
     expect(MPI_COMM_SELF, all_false, NULL, "MPI_COMM_SELF");
+    late_hint_read();
 
     MPI_Info yes;  /* every assertion, in mixed case, and a key nobody uses */
     MPI_Info_create(&yes);

@@ -581,6 +581,34 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
     rc = inter_no_in_place(fn, c, "sendbuf", sendbuf);
     if (rc == MPI_SUCCESS)
         rc = no_in_place(fn, "recvbuf", recvbuf);
+    struct cdn_coll_key kk, *key = NULL;
+    if (rc == MPI_SUCCESS && kind == 0) {
+        /* MPI_Alltoall: one count and one type a side, checked once here
+         * with the errors the per-peer arrays below would give first; the
+         * arrays (six allocations and p type checks, a third of a small
+         * MPI_Ialltoall's instructions) are built only for a new schedule. */
+        struct cdn_datatype *rdt, *sdt = NULL;
+        rc = check_buf(fn, "recvtype", recvbuf, rcount, rtype, &rdt);
+        if (rc == MPI_SUCCESS && !in_place)
+            rc = check_buf(fn, "sendtype", sendbuf, scount, stype, &sdt);
+        if (rc == MPI_SUCCESS && !in_place)
+            rc = check_aliased(fn, sendbuf, recvbuf, rcount);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (form == F_BLOCK && cdn_coll_alltoall_direct_fits(c, sendbuf, rcount, rdt))
+            return cdn_coll_alltoall_direct(fn, c, sendbuf, scount, sdt, recvbuf, rcount, rdt);
+        /* the key's count and dt: the send block; rcount and rdt: the receive block */
+        key = keep_key(&kk, form, c, KEEP_ALLTOALL, cdn_coll_forced(c, CDN_COLL_ALLTOALL),
+                       sendbuf, recvbuf, rcount, rdt, NULL, 0);
+        if (key != NULL) {
+            key->rcount = rcount;
+            key->rdt = rdt;
+            key->count = in_place ? 0 : scount;
+            key->dt = sdt;
+        }
+        if (ran_kept(c, key, form, request, &rc))
+            return rc;
+    }
     /* receive side */
     if (rc == MPI_SUCCESS && kind == 0)
         rc = uniform(fn, rcount, p, 1, &a, 1);
@@ -611,29 +639,6 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
         if (rc == MPI_SUCCESS)
             rc = check_aliased(fn, sendbuf, recvbuf,
                                c->inter ? (p > 0 ? a.counts[1][0] : 0) : a.counts[1][c->rank]);
-    }
-    if (rc == MPI_SUCCESS && kind == 0 && form == F_BLOCK &&
-        cdn_coll_alltoall_direct_fits(c, sendbuf, rcount, a.types[1][0])) {
-        rc = cdn_coll_alltoall_direct(fn, c, sendbuf, scount, a.types[0][0], recvbuf, rcount,
-                                      a.types[1][0]);
-        arrays_free(&a);
-        return rc;
-    }
-    struct cdn_coll_key kk, *key = NULL;
-    if (rc == MPI_SUCCESS && kind == 0) {
-        /* the key's count and dt: the send block; rcount and rdt: the receive block */
-        key = keep_key(&kk, form, c, KEEP_ALLTOALL, cdn_coll_forced(c, CDN_COLL_ALLTOALL),
-                       sendbuf, recvbuf, rcount, a.types[1][0], NULL, 0);
-        if (key != NULL) {
-            key->rcount = rcount;
-            key->rdt = a.types[1][0];
-            key->count = in_place ? 0 : scount;
-            key->dt = in_place ? NULL : a.types[0][0];
-        }
-        if (ran_kept(c, key, form, request, &rc)) {
-            arrays_free(&a);
-            return rc;
-        }
     }
     struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {

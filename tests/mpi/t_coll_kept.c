@@ -225,6 +225,65 @@ static void replaced_objects(MPI_Comm comm)
     }
 }
 
+/* MPI_Alltoall's arguments are checked once a side before a kept or
+ * direct schedule runs: every form still refuses bad ones with the class
+ * and the argument named, before anything is sent. */
+static void alltoall_errors(MPI_Comm comm)
+{
+    int sb[64], rb[64];
+    MPI_Datatype loose;  /* never committed */
+    MPI_Type_contiguous(2, MPI_INT, &loose);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    const struct {
+        const void *sbuf;
+        int scount;
+        MPI_Datatype stype;
+        void *rbuf;
+        int rcount;
+        MPI_Datatype rtype;
+        int cls;
+        const char *words;
+    } bad[] = {
+        {sb, 1, MPI_INT, sb, 1, MPI_INT, MPI_ERR_BUFFER, "same buffer"},
+        {sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, MPI_ERR_TYPE, "MPI_DATATYPE_NULL"},
+        {sb, 1, MPI_INT, rb, 1, loose, MPI_ERR_TYPE, "not committed"},
+        {sb, 1, MPI_INT, rb, -1, MPI_INT, MPI_ERR_COUNT, "recvtype count -1"},
+        {sb, -2, MPI_INT, rb, 1, MPI_INT, MPI_ERR_COUNT, "sendtype count -2"},
+        {sb, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, MPI_ERR_BUFFER, "recvbuf"},
+    };
+    for (int form = 0; form < 3; form++)
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            for (int rep = 0; rep < 2; rep++) {  /* the second after a good call kept one */
+                MPI_Request r = MPI_REQUEST_NULL;
+                int rc = form == 0 ? MPI_Alltoall(bad[i].sbuf, bad[i].scount, bad[i].stype,
+                                                  bad[i].rbuf, bad[i].rcount, bad[i].rtype, comm)
+                         : form == 1 ? MPI_Ialltoall(bad[i].sbuf, bad[i].scount, bad[i].stype,
+                                                     bad[i].rbuf, bad[i].rcount, bad[i].rtype,
+                                                     comm, &r)
+                                     : MPI_Alltoall_init(bad[i].sbuf, bad[i].scount,
+                                                         bad[i].stype, bad[i].rbuf,
+                                                         bad[i].rcount, bad[i].rtype, comm,
+                                                         MPI_INFO_NULL, &r);
+                int cls = -1, len = 0;
+                char msg[MPI_MAX_ERROR_STRING] = "";
+                MPI_Error_class(rc, &cls);
+                MPI_Error_string(rc, msg, &len);
+                CHECK(cls == bad[i].cls && strstr(msg, bad[i].words) != NULL &&
+                          r == MPI_REQUEST_NULL,
+                      "alltoall form %d case %zu: class %d (want %d), '%s' (want '%s')", form, i,
+                      cls, bad[i].cls, msg, bad[i].words);
+                for (int j = 0; j < size; j++)
+                    sb[j] = rank * 10 + j;
+                MPI_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, comm);
+                for (int j = 0; j < size; j++)
+                    CHECK(rb[j] == j * 10 + rank, "alltoall after case %zu: from %d got %d", i, j,
+                          rb[j]);
+            }
+        }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&loose);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -234,6 +293,7 @@ int main(int argc, char **argv)
     cycling(MPI_COMM_WORLD);
     nonblocking(MPI_COMM_WORLD);
     replaced_objects(MPI_COMM_WORLD);
+    alltoall_errors(MPI_COMM_WORLD);
     for (int d = 0; d < 3; d++) {  /* communicators freed with kept schedules */
         MPI_Comm dup;
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);

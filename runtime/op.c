@@ -14,6 +14,7 @@
 #include "runtime/op.h"
 
 #include <complex.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,9 +292,28 @@ int cdn_op_free(MPI_Op *handle, const char *caller)
 
 /* ---- checking and applying ---- */
 
+#define NBASIC (sizeof basic_types / sizeof basic_types[0])
+
+/* basic_types[] by the low byte of the handle (which numbers the builtin
+ * types), plus one; 0: none.  Every check and reduction looks a type up:
+ * a walk of the table cost ~200 instructions per MPI_Iallreduce. */
+static unsigned char basic_by_low[256];
+static pthread_once_t basic_once = PTHREAD_ONCE_INIT;
+
+static void basic_map(void)
+{
+    _Static_assert(NBASIC < 255, "basic_by_low holds indexes + 1 in a byte");
+    for (size_t i = NBASIC; i-- > 0;)  /* on a clash the first entry wins, as in the walk */
+        basic_by_low[(unsigned)basic_types[i].handle & 0xffu] = (unsigned char)(i + 1);
+}
+
 static int basic_index(MPI_Datatype basic)
 {
-    for (size_t i = 0; i < sizeof basic_types / sizeof basic_types[0]; i++)
+    pthread_once(&basic_once, basic_map);
+    int j = basic_by_low[(unsigned)basic & 0xffu] - 1;
+    if (j >= 0 && basic_types[j].handle == basic)
+        return j;
+    for (size_t i = 0; i < NBASIC; i++)  /* a clash of low bytes, or no builtin */
         if (basic_types[i].handle == basic)
             return (int)i;
     return -1;

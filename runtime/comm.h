@@ -152,7 +152,7 @@ static inline struct cdn_comm *cdn_comm_lookup(MPI_Comm handle)
         uint32_t i = (uint32_t)handle - (uint32_t)MPI_COMM_WORLD;  /* SELF is WORLD + 1 */
         return i < 2 ? &cdn_comm_builtin[i] : NULL;
     }
-    struct cdn_comm *c = cdn_handle_get(&cdn_comm_table, handle);
+    struct cdn_comm *c = cdn_handle_get_typed(&cdn_comm_table, CDN_OBJ_COMM, handle);
     if (c != NULL && atomic_load_explicit(&c->pending, memory_order_acquire))
         return NULL;
     return c;

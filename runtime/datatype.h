@@ -65,7 +65,7 @@ static inline struct cdn_datatype *cdn_datatype_get(MPI_Datatype handle)
         struct cdn_datatype *dt = cdn_datatype_by_index[(uint32_t)handle & 0xffu];
         return dt != NULL && dt->handle == handle ? dt : NULL;
     }
-    return cdn_handle_get(&cdn_datatype_table, handle);
+    return cdn_handle_get_typed(&cdn_datatype_table, CDN_OBJ_DATATYPE, handle);
 }
 
 /* Argument check for communication calls: returns MPI_SUCCESS and sets *out,

@@ -70,19 +70,24 @@ struct cdn_handle_table {
 int cdn_handle_alloc(struct cdn_handle_table *t, void *obj);
 /* The object behind a run-time handle of this table's type, or NULL.
  * Inline: every call with a handle argument looks one up, the point-to-
- * point hot path included (two loads after the bit tests). */
-static inline void *cdn_handle_get(struct cdn_handle_table *t, int handle)
+ * point hot path included.  _typed takes the table's object type as a
+ * constant, so kind and type are one comparison of the top six bits. */
+static inline void *cdn_handle_get_typed(struct cdn_handle_table *t, int type, int handle)
 {
-    if (CDN_HANDLE_KIND(handle) != CDN_HK_DIRECT || CDN_HANDLE_TYPE(handle) != t->type)
+    uint32_t h = (uint32_t)handle, index = CDN_HANDLE_INDEX(h);
+    if ((h >> 26) != (((uint32_t)CDN_HK_DIRECT << 4) | (uint32_t)type) ||
+        index >= (uint32_t)CDN_HANDLE_CHUNK * CDN_HANDLE_MAX_CHUNKS)
         return NULL;
-    uint32_t index = CDN_HANDLE_INDEX(handle);
-    uint32_t c = index / CDN_HANDLE_CHUNK;
-    if (c >= CDN_HANDLE_MAX_CHUNKS)
-        return NULL;
-    _Atomic(void *) *chunk = atomic_load_explicit(&t->chunks[c], memory_order_acquire);
+    _Atomic(void *) *chunk =
+        atomic_load_explicit(&t->chunks[index / CDN_HANDLE_CHUNK], memory_order_acquire);
     if (chunk == NULL)
         return NULL;
     return atomic_load_explicit(&chunk[index % CDN_HANDLE_CHUNK], memory_order_acquire);
+}
+
+static inline void *cdn_handle_get(struct cdn_handle_table *t, int handle)
+{
+    return cdn_handle_get_typed(t, t->type, handle);
 }
 /* Forget the handle; its index is reused later. */
 void cdn_handle_free(struct cdn_handle_table *t, int handle);

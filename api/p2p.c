@@ -201,16 +201,18 @@ static __attribute__((noinline)) int do_send(const char *fn, const void *buf, MP
     int cdn_MPI_##IName(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,  \
                         MPI_Comm comm, MPI_Request *request)                                   \
     {                                                                                          \
-        int rc = check_req("MPI_" #IName, request);                                            \
-        return rc ? rc : body("MPI_" #IName, buf, count, datatype, dest, tag, comm, mode,      \
-                              request, false);                                                 \
+        if (request == NULL) /* tested here, body then knows it is not NULL */                 \
+            return check_req("MPI_" #IName, request);                                          \
+        return body("MPI_" #IName, buf, count, datatype, dest, tag, comm, mode, request,       \
+                    false);                                                                    \
     }                                                                                          \
     int cdn_MPI_##IName##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, \
                             int tag, MPI_Comm comm, MPI_Request *request)                      \
     {                                                                                          \
-        int rc = check_req("MPI_" #IName "_c", request);                                       \
-        return rc ? rc : body("MPI_" #IName "_c", buf, count, datatype, dest, tag, comm,       \
-                              mode, request, false);                                           \
+        if (request == NULL)                                                                   \
+            return check_req("MPI_" #IName "_c", request);                                     \
+        return body("MPI_" #IName "_c", buf, count, datatype, dest, tag, comm, mode, request,  \
+                    false);                                                                    \
     }                                                                                          \
     int cdn_MPI_##Name##_init(const void *buf, int count, MPI_Datatype datatype, int dest,     \
                               int tag, MPI_Comm comm, MPI_Request *request)                    \
@@ -288,9 +290,10 @@ int cdn_MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source
     int cdn_MPI_##Name(void *buf, ctype count, MPI_Datatype datatype, int source, int tag,     \
                        MPI_Comm comm, MPI_Request *request)                                    \
     {                                                                                          \
-        int rc = check_req("MPI_" #Name, request);                                             \
-        return rc ? rc : body("MPI_" #Name, buf, count, datatype, source, tag, comm, NULL,     \
-                              request, persistent);                                            \
+        if (request == NULL)                                                                   \
+            return check_req("MPI_" #Name, request);                                           \
+        return body("MPI_" #Name, buf, count, datatype, source, tag, comm, NULL, request,      \
+                    persistent);                                                               \
     }
 IRECV(Irecv, int, false, recv_body)
 IRECV(Irecv_c, MPI_Count, false, recv_body)

@@ -45,22 +45,38 @@ static int check_buf(const char *fn, const char *name, const void *buf, MPI_Coun
     return cdn_api_buf(fn, name, false, buf, count, type, dt);
 }
 
+/* The rank and tag rules (MPI-4.1 3.2.3, 3.2.4), shared by the fast test
+ * in check and the messages in check_peer. */
+static inline bool rank_ok(const struct cdn_comm *c, int rank, enum dir d)
+{
+    return (unsigned)rank < (unsigned)cdn_comm_peer_size(c) || rank == MPI_PROC_NULL ||
+           (d == RECV && rank == MPI_ANY_SOURCE);
+}
+
+static inline bool tag_ok(int tag, enum dir d)
+{
+    return (unsigned)tag <= (unsigned)CDN_TAG_UB || (d == RECV && tag == MPI_ANY_TAG);
+}
+
 static int check_peer(const char *fn, struct cdn_comm *c, int rank, int tag, enum dir d)
 {
     const char *what = d == SEND ? "dest" : "source";
-    if (rank != MPI_PROC_NULL && !(d == RECV && rank == MPI_ANY_SOURCE) &&
-        (rank < 0 || rank >= cdn_comm_peer_size(c)))
+    if (!rank_ok(c, rank, d))
         return cdn_err(MPI_ERR_RANK, "%s: %s %d is not a rank of the %s (size %d)%s", fn, what,
                        rank, c->inter ? "remote group" : "communicator", cdn_comm_peer_size(c),
                        d == SEND ? "" : " nor MPI_ANY_SOURCE");
-    if (!(d == RECV && tag == MPI_ANY_TAG) && (tag < 0 || tag > CDN_TAG_UB))
+    if (!tag_ok(tag, d))
         return cdn_err(MPI_ERR_TAG, "%s: tag %d is not in 0..MPI_TAG_UB (%d)%s", fn, tag,
                        CDN_TAG_UB, d == SEND ? "" : " nor MPI_ANY_TAG");
     return MPI_SUCCESS;
 }
 
-static int check(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type, int rank,
-                 int tag, MPI_Comm comm, enum dir d, struct p2p_args *a)
+/* Every argument check, one by one, with the message of the first that
+ * fails (and *a filled when none does). */
+static __attribute__((noinline, cold)) int check_each(const char *fn, const void *buf,
+                                                      MPI_Count count, MPI_Datatype type,
+                                                      int rank, int tag, MPI_Comm comm,
+                                                      enum dir d, struct p2p_args *a)
 {
     int rc = MPI_SUCCESS;
     a->comm = cdn_api_comm(comm, fn, &rc);
@@ -70,6 +86,27 @@ static int check(const char *fn, const void *buf, MPI_Count count, MPI_Datatype 
     if (rc == MPI_SUCCESS)
         rc = check_peer(fn, a->comm, rank, tag, d);
     return rc;
+}
+
+/* The arguments of a send or receive.  The valid case is one test of the
+ * same rules check_each applies in turn (the lookups inline; a NULL buffer
+ * with data is left to check_each, which knows when it is MPI_BOTTOM), so
+ * a call with good arguments costs a few dozen instructions; any failure
+ * goes to check_each, which finds the first problem and says it. */
+static inline __attribute__((always_inline)) int check(const char *fn, const void *buf,
+                                                       MPI_Count count, MPI_Datatype type,
+                                                       int rank, int tag, MPI_Comm comm,
+                                                       enum dir d, struct p2p_args *a)
+{
+    struct cdn_comm *c = cdn_comm_lookup(comm);  /* the entry point checked readiness */
+    struct cdn_datatype *dt = cdn_datatype_usable(type);
+    if (CDN_LIKELY(c != NULL && dt != NULL && count >= 0 && (buf != NULL || count == 0) &&
+                   rank_ok(c, rank, d) && tag_ok(tag, d))) {
+        a->comm = c;
+        a->dt = dt;
+        return MPI_SUCCESS;
+    }
+    return check_each(fn, buf, count, type, rank, tag, comm, d, a);
 }
 
 static int check_req(const char *fn, MPI_Request *request)
@@ -101,8 +138,15 @@ static int finish_blocking(struct cdn_request *r, MPI_Status *status, bool late)
 
 /* ---- sends ---- */
 
-static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype type, int dest,
-                   int tag, MPI_Comm comm, int mode, MPI_Request *request, bool persistent)
+/* send_body and recv_body inline into the hot bindings (MPI_Send, MPI_Isend,
+ * MPI_Recv, MPI_Irecv and their _c forms), where the mode and persistence
+ * are constants: no frame of their own, no arguments on the stack.  The
+ * other bindings call them through do_send and do_recv. */
+#define CDN_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+CDN_ALWAYS_INLINE int send_body(const char *fn, const void *buf, MPI_Count count,
+                                MPI_Datatype type, int dest, int tag, MPI_Comm comm, int mode,
+                                MPI_Request *request, bool persistent)
 {
     struct p2p_args a;
     int rc = check(fn, buf, count, type, dest, tag, comm, SEND, &a);
@@ -132,31 +176,43 @@ static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatyp
     return MPI_SUCCESS;
 }
 
-#define SEND_FAMILY(Name, IName, mode)                                                                \
+static __attribute__((noinline)) int do_send(const char *fn, const void *buf, MPI_Count count,
+                                             MPI_Datatype type, int dest, int tag,
+                                             MPI_Comm comm, int mode, MPI_Request *request,
+                                             bool persistent)
+{
+    return send_body(fn, buf, count, type, dest, tag, comm, mode, request, persistent);
+}
+
+/* body: send_body (inlined) for the standard mode's blocking and immediate
+ * forms, do_send for the others. */
+#define SEND_FAMILY(Name, IName, mode, body)                                                   \
     int cdn_MPI_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,   \
                        MPI_Comm comm)                                                          \
     {                                                                                          \
-        return do_send("MPI_" #Name, buf, count, datatype, dest, tag, comm, mode, NULL, false); \
+        return body("MPI_" #Name, buf, count, datatype, dest, tag, comm, mode, NULL, false);   \
     }                                                                                          \
     int cdn_MPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,  \
                            int tag, MPI_Comm comm)                                             \
     {                                                                                          \
-        return do_send("MPI_" #Name "_c", buf, count, datatype, dest, tag, comm, mode, NULL,   \
-                       false);                                                                 \
+        return body("MPI_" #Name "_c", buf, count, datatype, dest, tag, comm, mode, NULL,      \
+                    false);                                                                    \
     }                                                                                          \
     int cdn_MPI_##IName(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,  \
                         MPI_Comm comm, MPI_Request *request)                                   \
     {                                                                                          \
-        int rc = check_req("MPI_" #IName, request);                                            \
-        return rc ? rc : do_send("MPI_" #IName, buf, count, datatype, dest, tag, comm, mode,   \
-                                 request, false);                                              \
+        if (request == NULL) /* tested here, body then knows it is not NULL */                 \
+            return check_req("MPI_" #IName, request);                                          \
+        return body("MPI_" #IName, buf, count, datatype, dest, tag, comm, mode, request,       \
+                    false);                                                                    \
     }                                                                                          \
     int cdn_MPI_##IName##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, \
                             int tag, MPI_Comm comm, MPI_Request *request)                      \
     {                                                                                          \
-        int rc = check_req("MPI_" #IName "_c", request);                                       \
-        return rc ? rc : do_send("MPI_" #IName "_c", buf, count, datatype, dest, tag, comm,    \
-                                 mode, request, false);                                        \
+        if (request == NULL)                                                                   \
+            return check_req("MPI_" #IName "_c", request);                                     \
+        return body("MPI_" #IName "_c", buf, count, datatype, dest, tag, comm, mode, request,  \
+                    false);                                                                    \
     }                                                                                          \
     int cdn_MPI_##Name##_init(const void *buf, int count, MPI_Datatype datatype, int dest,     \
                               int tag, MPI_Comm comm, MPI_Request *request)                    \
@@ -171,16 +227,16 @@ static int do_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatyp
                        request, true);                                                         \
     }
 
-SEND_FAMILY(Send, Isend, CDN_SEND_STANDARD)
-SEND_FAMILY(Ssend, Issend, CDN_SEND_SYNC)
-SEND_FAMILY(Rsend, Irsend, CDN_SEND_READY)
-SEND_FAMILY(Bsend, Ibsend, CDN_SEND_BUFFERED)
+SEND_FAMILY(Send, Isend, CDN_SEND_STANDARD, send_body)
+SEND_FAMILY(Ssend, Issend, CDN_SEND_SYNC, do_send)
+SEND_FAMILY(Rsend, Irsend, CDN_SEND_READY, do_send)
+SEND_FAMILY(Bsend, Ibsend, CDN_SEND_BUFFERED, do_send)
 
 /* ---- receives ---- */
 
-static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type, int source,
-                   int tag, MPI_Comm comm, MPI_Status *status, MPI_Request *request,
-                   bool persistent)
+CDN_ALWAYS_INLINE int recv_body(const char *fn, void *buf, MPI_Count count, MPI_Datatype type,
+                                int source, int tag, MPI_Comm comm, MPI_Status *status,
+                                MPI_Request *request, bool persistent)
 {
     struct p2p_args a;
     int rc = check(fn, buf, count, type, source, tag, comm, RECV, &a);
@@ -209,30 +265,40 @@ static int do_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype type
     return MPI_SUCCESS;
 }
 
+static __attribute__((noinline)) int do_recv(const char *fn, void *buf, MPI_Count count,
+                                             MPI_Datatype type, int source, int tag,
+                                             MPI_Comm comm, MPI_Status *status,
+                                             MPI_Request *request, bool persistent)
+{
+    return recv_body(fn, buf, count, type, source, tag, comm, status, request, persistent);
+}
+
 int cdn_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                  MPI_Status *status)
 {
-    return do_recv("MPI_Recv", buf, count, datatype, source, tag, comm, status, NULL, false);
+    return recv_body("MPI_Recv", buf, count, datatype, source, tag, comm, status, NULL, false);
 }
 
 int cdn_MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                    MPI_Comm comm, MPI_Status *status)
 {
-    return do_recv("MPI_Recv_c", buf, count, datatype, source, tag, comm, status, NULL, false);
+    return recv_body("MPI_Recv_c", buf, count, datatype, source, tag, comm, status, NULL, false);
 }
 
-#define IRECV(Name, ctype, persistent)                                                         \
+/* body: recv_body (inlined) for MPI_Irecv, do_recv for the persistent form. */
+#define IRECV(Name, ctype, persistent, body)                                                   \
     int cdn_MPI_##Name(void *buf, ctype count, MPI_Datatype datatype, int source, int tag,     \
                        MPI_Comm comm, MPI_Request *request)                                    \
     {                                                                                          \
-        int rc = check_req("MPI_" #Name, request);                                             \
-        return rc ? rc : do_recv("MPI_" #Name, buf, count, datatype, source, tag, comm, NULL,  \
-                                 request, persistent);                                         \
+        if (request == NULL)                                                                   \
+            return check_req("MPI_" #Name, request);                                           \
+        return body("MPI_" #Name, buf, count, datatype, source, tag, comm, NULL, request,      \
+                    persistent);                                                               \
     }
-IRECV(Irecv, int, false)
-IRECV(Irecv_c, MPI_Count, false)
-IRECV(Recv_init, int, true)
-IRECV(Recv_init_c, MPI_Count, true)
+IRECV(Irecv, int, false, recv_body)
+IRECV(Irecv_c, MPI_Count, false, recv_body)
+IRECV(Recv_init, int, true, do_recv)
+IRECV(Recv_init_c, MPI_Count, true, do_recv)
 
 /* ---- sendrecv ---- */
 

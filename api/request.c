@@ -45,20 +45,29 @@ int cdn_err_raise_request(int code)
 
 enum lookup { L_NULL, L_INACTIVE, L_ACTIVE };
 
-/* Classify a handle; on an invalid one return an MPI_ERR_REQUEST code. */
-static int lookup(MPI_Request h, const char *caller, struct cdn_request **out, enum lookup *what)
+static __attribute__((noinline, cold)) int lookup_fail(MPI_Request h, const char *caller,
+                                                       struct cdn_request **out,
+                                                       enum lookup *what)
 {
     *out = NULL;
     *what = L_NULL;
-    if (h == MPI_REQUEST_NULL) {
-        *what = L_NULL;
-        return MPI_SUCCESS;
+    return cdn_err(MPI_ERR_REQUEST, "%s: 0x%x is not a valid request", caller, (unsigned)h);
+}
+
+/* Classify a handle; on an invalid one return an MPI_ERR_REQUEST code. */
+static inline int lookup(MPI_Request h, const char *caller, struct cdn_request **out,
+                         enum lookup *what)
+{
+    struct cdn_request *r = NULL;
+    enum lookup w = L_NULL;
+    if (h != MPI_REQUEST_NULL) {
+        r = cdn_request_get(h);
+        if (CDN_UNLIKELY(r == NULL || r->kind == CDN_REQ_MESSAGE))
+            return lookup_fail(h, caller, out, what);
+        w = (r->persistent && !r->active) ? L_INACTIVE : L_ACTIVE;
     }
-    struct cdn_request *r = cdn_request_get(h);
-    if (r == NULL || r->kind == CDN_REQ_MESSAGE)
-        return cdn_err(MPI_ERR_REQUEST, "%s: 0x%x is not a valid request", caller, (unsigned)h);
     *out = r;
-    *what = (r->persistent && !r->active) ? L_INACTIVE : L_ACTIVE;
+    *what = w;
     return MPI_SUCCESS;
 }
 
@@ -73,7 +82,7 @@ static int lookup_array(int count, MPI_Request reqs[], const char *caller, struc
     return MPI_SUCCESS;
 }
 
-static bool done(struct cdn_request *r)
+static inline bool done(struct cdn_request *r)
 {
     if (cdn_request_done(r))
         return true;
@@ -432,16 +441,15 @@ static MPI_Status *status_at(MPI_Status *statuses, int i)
     return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-/* Report every request (all complete or null/inactive). */
+/* Report every request (all complete or null/inactive); failed: one of
+ * the active ones holds an error (the caller's scan for completion saw
+ * it, so the statuses need no pass of their own to find it). */
 static int report_all(int count, MPI_Request reqs[], struct scratch *s, MPI_Status *statuses,
-                      bool free_it)
+                      bool free_it, bool failed)
 {
-    bool failed = false;
-    for (int i = 0; i < count; i++)
-        if (s->what[i] == L_ACTIVE && s->rs[i]->status.MPI_ERROR != MPI_SUCCESS)
-            failed = true;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = status_at(statuses, i);
+        struct cdn_request *r = s->rs[i];
         if (s->what[i] != L_ACTIVE) {
             empty(st);
             if (failed && st != MPI_STATUS_IGNORE)
@@ -449,16 +457,35 @@ static int report_all(int count, MPI_Request reqs[], struct scratch *s, MPI_Stat
             continue;
         }
         if (free_it)
-            finish(&reqs[i], s->rs[i], st, failed);
+            finish(&reqs[i], r, st, failed);
         else {
-            cdn_status_copy(st, &s->rs[i]->status, failed);
-            if (s->rs[i]->status.MPI_ERROR != MPI_SUCCESS)
-                cdn_api_request_error(s->rs[i]);
+            cdn_status_copy(st, &r->status, failed);
+            if (r->status.MPI_ERROR != MPI_SUCCESS)
+                cdn_api_request_error(r);
         }
     }
     return failed ? cdn_err(MPI_ERR_IN_STATUS, "completing %d requests: at least one failed; see "
                             "the MPI_ERROR field of the statuses", count)
                   : MPI_SUCCESS;
+}
+
+/* Scan for completion from *next on: true when every active request is
+ * done; *next moves past the done ones, *failed notes an error in them. */
+static inline bool scan_done(int count, int *next, struct scratch *s, bool *failed)
+{
+    int i = *next;
+    bool f = *failed;
+    for (; i < count; i++) {
+        struct cdn_request *r = s->rs[i];
+        if (s->what[i] != L_ACTIVE)
+            continue;
+        if (!done(r))
+            break;
+        f |= r->status.MPI_ERROR != MPI_SUCCESS;
+    }
+    *next = i;
+    *failed = f;
+    return i == count;
 }
 
 /* MPI_Waitall's condition: every active request done.  One wait for the
@@ -467,16 +494,14 @@ static int report_all(int count, MPI_Request reqs[], struct scratch *s, MPI_Stat
  * of every peer looks at. */
 struct all_args {
     int count, next;  /* requests before next are done */
+    bool failed;      /* one of those holds an error */
     struct scratch *s;
 };
 
 static bool all_done(void *arg)
 {
     struct all_args *a = arg;
-    for (; a->next < a->count; a->next++)
-        if (a->s->what[a->next] == L_ACTIVE && !done(a->s->rs[a->next]))
-            return false;
-    return true;
+    return scan_done(a->count, &a->next, a->s, &a->failed);
 }
 
 int cdn_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
@@ -491,7 +516,7 @@ int cdn_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array
     if (rc == MPI_SUCCESS) {
         struct all_args a = {.count = count, .s = &s};
         cdn_progress_wait_until(all_done, &a);
-        rc = report_all(count, array_of_requests, &s, array_of_statuses, true);
+        rc = report_all(count, array_of_requests, &s, array_of_statuses, true, a.failed);
     }
     scratch_put(&s);
     return rc;
@@ -510,19 +535,16 @@ static int testall(const char *caller, int count, MPI_Request reqs[], int *flag,
         return rc;
     if ((rc = lookup_array(count, reqs, caller, s.rs, s.what)) != MPI_SUCCESS)
         goto out;
-    bool all = true;
-    for (int pass = 0; pass < 2; pass++) {
-        all = true;
-        for (int i = 0; i < count && all; i++)
-            if (s.what[i] == L_ACTIVE && !done(s.rs[i]))
-                all = false;
-        if (all)
-            break;
+    int next = 0;
+    bool failed = false;
+    bool all = scan_done(count, &next, &s, &failed);
+    if (!all) {
         cdn_progress_poll();
+        all = scan_done(count, &next, &s, &failed);
     }
     *flag = all;
     if (all)
-        rc = report_all(count, reqs, &s, statuses, free_it);
+        rc = report_all(count, reqs, &s, statuses, free_it, failed);
 out:
     scratch_put(&s);
     return rc;

@@ -36,12 +36,11 @@ static struct {
     int nfree, ntotal;
     int epoch;                     /* bumped when the pool is freed at finalize */
     pthread_key_t key;             /* flushes a thread's cache at its exit */
-    struct cdn_handle_table table;
 } pool = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .epoch = 1,
-    .table = CDN_HANDLE_TABLE_INIT(CDN_OBJ_REQUEST),
 };
+struct cdn_handle_table cdn_request_table = CDN_HANDLE_TABLE_INIT(CDN_OBJ_REQUEST);
 
 static CDN_TLS struct tcache {
     struct cdn_request *head;
@@ -83,7 +82,7 @@ static int pool_grow(void)
     int made = 0;
     for (int i = 0; i < CDN_REQ_CHUNK; i++) {
         struct cdn_request *r = &c->reqs[i];
-        r->handle = cdn_handle_alloc(&pool.table, r);
+        r->handle = cdn_handle_alloc(&cdn_request_table, r);
         if (r->handle == 0)
             break;  /* out of handles: keep the part of the chunk that has them */
         r->pool_next = pool.free;
@@ -182,14 +181,6 @@ void cdn_request_release(struct cdn_request *r)
     pthread_mutex_unlock(&pool.lock);
 }
 
-struct cdn_request *cdn_request_get(MPI_Request handle)
-{
-    struct cdn_request *r = cdn_handle_get(&pool.table, handle);
-    if (r == NULL || !atomic_load_explicit(&r->live, memory_order_acquire))
-        return NULL;
-    return r;
-}
-
 MPI_Request cdn_request_publish(struct cdn_request *r)
 {
     atomic_store_explicit(&r->live, true, memory_order_release);
@@ -218,7 +209,7 @@ int cdn_request_pool_finalize(void)
         pool.free = NULL;
         pool.nfree = pool.ntotal = 0;
         pool.epoch++;  /* caches of live threads now point to nothing: dropped */
-        cdn_handle_table_destroy(&pool.table);
+        cdn_handle_table_destroy(&cdn_request_table);
     }
     pthread_mutex_unlock(&pool.lock);
     return leaked;

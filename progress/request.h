@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "runtime/datatype.h"
+#include "runtime/handle.h"
 
 struct cdn_request;
 struct cdn_comm;
@@ -178,8 +179,17 @@ struct cdn_request *cdn_request_alloc(int kind, const struct cdn_request_ops *op
                                       struct cdn_comm *comm);
 void cdn_request_retain(struct cdn_request *r);
 void cdn_request_release(struct cdn_request *r);
-/* The request behind a user handle, or NULL (invalid, freed, or MPI_REQUEST_NULL). */
-struct cdn_request *cdn_request_get(MPI_Request handle);
+/* The request behind a user handle, or NULL (invalid, freed, or
+ * MPI_REQUEST_NULL).  Inline: every wait and test looks its requests up
+ * in the pool's handle table (request.c). */
+extern CDN_HANDLE_TABLE_HIDDEN struct cdn_handle_table cdn_request_table;
+static inline struct cdn_request *cdn_request_get(MPI_Request handle)
+{
+    struct cdn_request *r = cdn_handle_get_typed(&cdn_request_table, CDN_OBJ_REQUEST, handle);
+    if (r == NULL || !atomic_load_explicit(&r->live, memory_order_acquire))
+        return NULL;
+    return r;
+}
 /* Hand the request to the user: it becomes live under its handle. */
 MPI_Request cdn_request_publish(struct cdn_request *r);
 /* The user lets go of the handle (MPI_Request_free, or completion by wait/test). */

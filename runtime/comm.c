@@ -20,37 +20,23 @@
 #include "runtime/session.h"
 #include "runtime/topo.h"
 
-static struct cdn_comm builtin[2] = {
+struct cdn_comm cdn_comm_builtin[2] = {
     {.handle = MPI_COMM_WORLD, .lock = PTHREAD_MUTEX_INITIALIZER, .builtin = true},
     {.handle = MPI_COMM_SELF, .lock = PTHREAD_MUTEX_INITIALIZER, .builtin = true},
 };
-static struct cdn_handle_table comms = CDN_HANDLE_TABLE_INIT(CDN_OBJ_COMM);
-
-struct cdn_comm *cdn_comm_get(MPI_Comm handle)
-{
-    if (!cdn_api_ready())
-        return NULL;
-    if (handle == MPI_COMM_WORLD)
-        return &builtin[0];
-    if (handle == MPI_COMM_SELF)
-        return &builtin[1];
-    struct cdn_comm *c = cdn_handle_get(&comms, handle);
-    if (c != NULL && atomic_load_explicit(&c->pending, memory_order_acquire))
-        return NULL;
-    return c;
-}
+struct cdn_handle_table cdn_comm_table = CDN_HANDLE_TABLE_INIT(CDN_OBJ_COMM);
 
 bool cdn_comm_handle_pending(MPI_Comm handle)
 {
     if (!cdn_api_ready() || handle == MPI_COMM_WORLD || handle == MPI_COMM_SELF)
         return false;
-    struct cdn_comm *c = cdn_handle_get(&comms, handle);
+    struct cdn_comm *c = cdn_handle_get(&cdn_comm_table, handle);
     return c != NULL && atomic_load_explicit(&c->pending, memory_order_acquire);
 }
 
 struct cdn_comm *cdn_comm_world(void)
 {
-    return &builtin[0];
+    return &cdn_comm_builtin[0];
 }
 
 bool cdn_comm_info_value(struct cdn_comm *comm, const char *key, char *value, int valuelen)
@@ -146,7 +132,7 @@ void cdn_comm_destroy(struct cdn_comm *c)
 
 int cdn_comm_publish(struct cdn_comm *c, MPI_Comm *handle, const char *caller)
 {
-    c->handle = cdn_handle_alloc(&comms, c);
+    c->handle = cdn_handle_alloc(&cdn_comm_table, c);
     if (c->handle == 0) {
         cdn_comm_release(c);
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of communicator handles", caller);
@@ -158,13 +144,13 @@ int cdn_comm_publish(struct cdn_comm *c, MPI_Comm *handle, const char *caller)
 void cdn_comm_unpublish(struct cdn_comm *c)
 {
     coll_drop(c);
-    cdn_handle_free(&comms, c->handle);
+    cdn_handle_free(&cdn_comm_table, c->handle);
     cdn_comm_release(c);
 }
 
 int cdn_comm_live(void)
 {
-    return atomic_load(&comms.live);
+    return atomic_load(&cdn_comm_table.live);
 }
 
 int cdn_comm_init_builtin(int world_rank, int world_size)
@@ -183,20 +169,20 @@ int cdn_comm_init_builtin(int world_rank, int world_size)
     wg->rank = world_rank;
     sg->world[0] = world_rank;
     sg->rank = 0;
-    builtin[0].group = wg;
-    builtin[1].group = sg;
-    builtin[0].rank = world_rank;
-    builtin[0].size = world_size;
-    builtin[1].rank = 0;
-    builtin[1].size = 1;
-    builtin[0].context_id = 0;  /* even ids: point-to-point; odd: the comm's internal traffic */
-    builtin[1].context_id = 2;
-    builtin[0].world_ranks = NULL;
-    builtin[1].world_ranks = sg->world;
+    cdn_comm_builtin[0].group = wg;
+    cdn_comm_builtin[1].group = sg;
+    cdn_comm_builtin[0].rank = world_rank;
+    cdn_comm_builtin[0].size = world_size;
+    cdn_comm_builtin[1].rank = 0;
+    cdn_comm_builtin[1].size = 1;
+    cdn_comm_builtin[0].context_id = 0;  /* even ids: point-to-point; odd: the comm's internal traffic */
+    cdn_comm_builtin[1].context_id = 2;
+    cdn_comm_builtin[0].world_ranks = NULL;
+    cdn_comm_builtin[1].world_ranks = sg->world;
     for (int i = 0; i < 2; i++) {
-        strcpy(builtin[i].name, names[i]);
-        atomic_store(&builtin[i].errh, NULL);
-        cdn_comm_set_errh(&builtin[i], cdn_errh_get(MPI_ERRORS_ARE_FATAL));
+        strcpy(cdn_comm_builtin[i].name, names[i]);
+        atomic_store(&cdn_comm_builtin[i].errh, NULL);
+        cdn_comm_set_errh(&cdn_comm_builtin[i], cdn_errh_get(MPI_ERRORS_ARE_FATAL));
     }
     return MPI_SUCCESS;
 }
@@ -204,16 +190,16 @@ int cdn_comm_init_builtin(int world_rank, int world_size)
 void cdn_comm_drop_coll_builtin(void)
 {
     for (int i = 0; i < 2; i++) {
-        coll_drop(&builtin[i]);
+        coll_drop(&cdn_comm_builtin[i]);
         /* MPI_Comm_attach_buffer's messages go out while progress can send them */
-        cdn_bsend_flush(&builtin[i].bsend);
+        cdn_bsend_flush(&cdn_comm_builtin[i].bsend);
     }
 }
 
 void cdn_comm_finalize_builtin(void)
 {
     for (int i = 0; i < 2; i++) {
-        struct cdn_comm *c = &builtin[i];
+        struct cdn_comm *c = &cdn_comm_builtin[i];
         coll_drop(c);
         c->coll = NULL;
         cdn_attr_list_discard(&c->attrs);
@@ -226,5 +212,5 @@ void cdn_comm_finalize_builtin(void)
         if (old != NULL)
             cdn_errh_release(old);
     }
-    cdn_handle_table_destroy(&comms);
+    cdn_handle_table_destroy(&cdn_comm_table);
 }

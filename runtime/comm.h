@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "runtime/handle.h"
+#include "runtime/runtime.h"
+
 struct cdn_errhandler;
 struct cdn_group;
 struct cdn_attr;
@@ -139,9 +142,31 @@ void cdn_comm_unpublish(struct cdn_comm *c);
 /* How many run-time communicators have a handle (leak checks). */
 int cdn_comm_live(void);
 
+/* The predefined communicators (MPI_COMM_WORLD, MPI_COMM_SELF: handle
+ * index 0 and 1) and the table of those created at run time (comm.c). */
+extern CDN_HANDLE_TABLE_HIDDEN struct cdn_comm cdn_comm_builtin[2];
+extern CDN_HANDLE_TABLE_HIDDEN struct cdn_handle_table cdn_comm_table;
+
+/* cdn_comm_get where MPI is known to be ready (behind the entry point's
+ * check: the point-to-point calls' argument test). */
+static inline struct cdn_comm *cdn_comm_lookup(MPI_Comm handle)
+{
+    if (CDN_HANDLE_KIND(handle) == CDN_HK_BUILTIN) {
+        uint32_t i = (uint32_t)handle - (uint32_t)MPI_COMM_WORLD;  /* SELF is WORLD + 1 */
+        return i < 2 ? &cdn_comm_builtin[i] : NULL;
+    }
+    struct cdn_comm *c = cdn_handle_get_typed(&cdn_comm_table, CDN_OBJ_COMM, handle);
+    if (c != NULL && atomic_load_explicit(&c->pending, memory_order_acquire))
+        return NULL;
+    return c;
+}
+
 /* The communicator behind a handle, or NULL (invalid, MPI not ready, or
  * an MPI_Comm_idup result whose request has not completed). */
-struct cdn_comm *cdn_comm_get(MPI_Comm handle);
+static inline struct cdn_comm *cdn_comm_get(MPI_Comm handle)
+{
+    return cdn_api_ready() ? cdn_comm_lookup(handle) : NULL;
+}
 /* Is handle an MPI_Comm_idup result still being set up? (messages) */
 bool cdn_comm_handle_pending(MPI_Comm handle);
 /* The internal communicator spanning the whole job (MPI_COMM_WORLD's

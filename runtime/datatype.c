@@ -17,7 +17,7 @@
 #include "runtime/error.h"
 #include "runtime/handle.h"
 
-static struct cdn_handle_table types = CDN_HANDLE_TABLE_INIT(CDN_OBJ_DATATYPE);
+struct cdn_handle_table cdn_datatype_table = CDN_HANDLE_TABLE_INIT(CDN_OBJ_DATATYPE);
 
 struct cdn_datatype *cdn_datatype_new(void)
 {
@@ -33,7 +33,7 @@ struct cdn_datatype *cdn_datatype_new(void)
 
 int cdn_datatype_publish(struct cdn_datatype *dt, const char *caller)
 {
-    int h = cdn_handle_alloc(&types, dt);
+    int h = cdn_handle_alloc(&cdn_datatype_table, dt);
     if (h == 0)
         return cdn_err(MPI_ERR_INTERN, "%s: out of datatype handles or memory", caller);
     dt->handle = h;
@@ -75,16 +75,7 @@ int cdn_datatype_finish(struct cdn_datatype *dt, int rc, MPI_Datatype *newtype, 
     return MPI_SUCCESS;
 }
 
-struct cdn_datatype *cdn_datatype_get(MPI_Datatype handle)
-{
-    if (CDN_HANDLE_TYPE(handle) != CDN_OBJ_DATATYPE)
-        return NULL;
-    if (CDN_HANDLE_KIND(handle) == CDN_HK_BUILTIN)
-        return cdn_datatype_builtin_get(handle);
-    return cdn_handle_get(&types, handle);
-}
-
-int cdn_datatype_check(MPI_Datatype handle, const char *caller, struct cdn_datatype **out)
+int cdn_datatype_check_fail(MPI_Datatype handle, const char *caller, struct cdn_datatype **out)
 {
     struct cdn_datatype *dt = cdn_datatype_get(handle);
     if (handle == MPI_DATATYPE_NULL)
@@ -99,20 +90,10 @@ int cdn_datatype_check(MPI_Datatype handle, const char *caller, struct cdn_datat
     return MPI_SUCCESS;
 }
 
-void cdn_datatype_retain(struct cdn_datatype *dt)
+void cdn_datatype_destroy(struct cdn_datatype *dt)
 {
-    if (dt != NULL && !dt->builtin)
-        atomic_fetch_add_explicit(&dt->refs, 1, memory_order_relaxed);
-}
-
-void cdn_datatype_release(struct cdn_datatype *dt)
-{
-    if (dt == NULL || dt->builtin)
-        return;
-    if (atomic_fetch_sub_explicit(&dt->refs, 1, memory_order_acq_rel) != 1)
-        return;
     if (dt->handle != MPI_DATATYPE_NULL)
-        cdn_handle_free(&types, dt->handle);
+        cdn_handle_free(&cdn_datatype_table, dt->handle);
     for (int i = 0; i < dt->nd; i++)
         cdn_datatype_release(cdn_datatype_get(dt->types[i]));
     cdn_attr_list_discard(&dt->attrs);
@@ -125,14 +106,6 @@ void cdn_datatype_release(struct cdn_datatype *dt)
     pthread_mutex_destroy(&dt->lock);
     free(dt);
 }
-
-MPI_Count cdn_datatype_size(const struct cdn_datatype *dt) { return dt->size; }
-MPI_Aint cdn_datatype_extent(const struct cdn_datatype *dt) { return dt->ub - dt->lb; }
-MPI_Aint cdn_datatype_lb(const struct cdn_datatype *dt) { return dt->lb; }
-MPI_Aint cdn_datatype_true_lb(const struct cdn_datatype *dt) { return dt->true_lb; }
-MPI_Aint cdn_datatype_true_extent(const struct cdn_datatype *dt) { return dt->true_ub - dt->true_lb; }
-MPI_Datatype cdn_datatype_handle(const struct cdn_datatype *dt) { return dt->handle; }
-bool cdn_datatype_is_builtin(const struct cdn_datatype *dt) { return dt->builtin; }
 
 bool cdn_datatype_is_contig(const struct cdn_datatype *dt, MPI_Count count)
 {
@@ -179,5 +152,5 @@ void cdn_datatype_finalize(void)
 {
     cdn_datatype_f90_finalize();
     cdn_datatype_builtin_teardown();
-    cdn_handle_table_destroy(&types);
+    cdn_handle_table_destroy(&cdn_datatype_table);
 }

@@ -53,7 +53,7 @@ static const struct builtin_desc descs[] = {
 #define NDESCS (sizeof descs / sizeof descs[0])
 
 static struct cdn_datatype builtins[NDESCS];
-static struct cdn_datatype *by_index[256];
+struct cdn_datatype *cdn_datatype_by_index[256];
 
 /* The pair types, in handle order 0x8c000000 + i. */
 static const struct {
@@ -89,12 +89,6 @@ static void builtin_fill(struct cdn_datatype *dt, const struct builtin_desc *d)
     dt->units = cdn_du_run(d->nelem, esize, d->xsize, d->parts, d->is_signed);
 }
 
-struct cdn_datatype *cdn_datatype_builtin_get(MPI_Datatype handle)
-{
-    struct cdn_datatype *dt = by_index[(unsigned)handle & 0xff];
-    return dt != NULL && dt->handle == handle ? dt : NULL;
-}
-
 bool cdn_datatype_is_marker(MPI_Datatype handle)
 {
     return handle == MPI_LB || handle == MPI_UB;
@@ -104,12 +98,12 @@ int cdn_datatype_builtin_setup(void)
 {
     for (size_t i = 0; i < NDESCS; i++) {
         builtin_fill(&builtins[i], &descs[i]);
-        by_index[(unsigned)descs[i].handle & 0xff] = &builtins[i];
+        cdn_datatype_by_index[(unsigned)descs[i].handle & 0xff] = &builtins[i];
     }
     for (size_t i = 0; i < NPAIRS; i++) {
         struct cdn_dt_piece p[2] = {
-            {.disp = 0, .blen = 1, .type = cdn_datatype_builtin_get(pairs[i].first)},
-            {.disp = 0, .blen = 1, .type = cdn_datatype_builtin_get(MPI_INT)},
+            {.disp = 0, .blen = 1, .type = cdn_datatype_get(pairs[i].first)},
+            {.disp = 0, .blen = 1, .type = cdn_datatype_get(MPI_INT)},
         };
         p[1].disp = p[0].type->size > 4 ? p[0].type->size : 4;  /* int after the value, aligned */
         struct cdn_datatype *dt = cdn_dt_make_pieces(2, p, true);
@@ -141,7 +135,7 @@ void cdn_datatype_builtin_teardown(void)
         cdn_du_release(builtins[i].units);
         builtins[i].root = NULL;
         builtins[i].units = NULL;
-        by_index[(unsigned)descs[i].handle & 0xff] = NULL;
+        cdn_datatype_by_index[(unsigned)descs[i].handle & 0xff] = NULL;
     }
 }
 

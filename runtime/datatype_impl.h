@@ -67,29 +67,7 @@ struct cdn_dt_units {
 
 struct cdn_attr;
 
-struct cdn_datatype {
-    atomic_int refs;            /* derived only: user handle + in-flight users + contents */
-    MPI_Datatype handle;
-    bool builtin;
-    bool committed;
-    bool large;                 /* made by a _c constructor: only get_envelope_c decodes it */
-    bool f90;                   /* from MPI_Type_create_f90_*: predefined, never freed by users */
-    int align;                  /* largest alignment of its basic types (struct padding) */
-    MPI_Count size;
-    MPI_Aint lb, ub, true_lb, true_ub;
-    struct cdn_dt_node *root;   /* layout of one element; NULL when size is 0 */
-    struct cdn_dt_units *units; /* packed stream of one element; NULL when size is 0 */
-    /* how it was made (MPI_Type_get_envelope / get_contents) */
-    int combiner;
-    int ni, na, nc, nd;
-    int *ints;
-    MPI_Aint *aints;
-    MPI_Count *counts;
-    MPI_Datatype *types;        /* the arguments, each holding a reference */
-    pthread_mutex_t lock;       /* name */
-    char name[MPI_MAX_OBJECT_NAME];
-    struct cdn_attr *attrs;     /* runtime/attr.c */
-};
+/* struct cdn_datatype itself is in datatype.h (its accessors are inline). */
 
 /* ---- nodes (datatype_node.c) ---- */
 struct cdn_dt_node *cdn_dt_leaf(MPI_Aint off, MPI_Count size);
@@ -131,7 +109,6 @@ int cdn_datatype_record(struct cdn_datatype *dt, int combiner, MPI_Count ni, MPI
 void cdn_datatype_record_type(struct cdn_datatype *dt, MPI_Datatype h);
 /* Publish dt as *newtype when rc is MPI_SUCCESS, else drop it; returns the code. */
 int cdn_datatype_finish(struct cdn_datatype *dt, int rc, MPI_Datatype *newtype, const char *caller);
-struct cdn_datatype *cdn_datatype_builtin_get(MPI_Datatype handle);
 /* MPI_Type_match_size */
 MPI_Datatype cdn_datatype_match_size(int typeclass, int size);
 /* True for MPI_LB / MPI_UB markers. */

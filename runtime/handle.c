@@ -39,20 +39,6 @@ out:
     return handle;
 }
 
-void *cdn_handle_get(struct cdn_handle_table *t, int handle)
-{
-    if (CDN_HANDLE_KIND(handle) != CDN_HK_DIRECT || CDN_HANDLE_TYPE(handle) != t->type)
-        return NULL;
-    uint32_t index = CDN_HANDLE_INDEX(handle);
-    uint32_t c = index / CDN_HANDLE_CHUNK;
-    if (c >= CDN_HANDLE_MAX_CHUNKS)
-        return NULL;
-    _Atomic(void *) *chunk = atomic_load_explicit(&t->chunks[c], memory_order_acquire);
-    if (chunk == NULL)
-        return NULL;
-    return atomic_load_explicit(&chunk[index % CDN_HANDLE_CHUNK], memory_order_acquire);
-}
-
 void cdn_handle_free(struct cdn_handle_table *t, int handle)
 {
     if (cdn_handle_get(t, handle) == NULL)

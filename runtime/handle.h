@@ -46,6 +46,11 @@ enum cdn_obj_type {
 #define CDN_HANDLE_MAKE(kind, type, index) \
     ((int)(((uint32_t)(kind) << 30) | ((uint32_t)(type) << 26) | (uint32_t)(index)))
 
+/* For the tables the inline lookups of hot paths read (comm.h,
+ * datatype.h): not exported from libmpi, so code reaches them directly
+ * rather than through the global offset table. */
+#define CDN_HANDLE_TABLE_HIDDEN __attribute__((visibility("hidden")))
+
 #define CDN_HANDLE_CHUNK 1024
 #define CDN_HANDLE_MAX_CHUNKS 1024
 
@@ -63,8 +68,27 @@ struct cdn_handle_table {
 
 /* Store obj (not NULL); returns its handle, or 0 when memory or indices run out. */
 int cdn_handle_alloc(struct cdn_handle_table *t, void *obj);
-/* The object behind a run-time handle of this table's type, or NULL. */
-void *cdn_handle_get(struct cdn_handle_table *t, int handle);
+/* The object behind a run-time handle of this table's type, or NULL.
+ * Inline: every call with a handle argument looks one up, the point-to-
+ * point hot path included.  _typed takes the table's object type as a
+ * constant, so kind and type are one comparison of the top six bits. */
+static inline void *cdn_handle_get_typed(struct cdn_handle_table *t, int type, int handle)
+{
+    uint32_t h = (uint32_t)handle, index = CDN_HANDLE_INDEX(h);
+    if ((h >> 26) != (((uint32_t)CDN_HK_DIRECT << 4) | (uint32_t)type) ||
+        index >= (uint32_t)CDN_HANDLE_CHUNK * CDN_HANDLE_MAX_CHUNKS)
+        return NULL;
+    _Atomic(void *) *chunk =
+        atomic_load_explicit(&t->chunks[index / CDN_HANDLE_CHUNK], memory_order_acquire);
+    if (chunk == NULL)
+        return NULL;
+    return atomic_load_explicit(&chunk[index % CDN_HANDLE_CHUNK], memory_order_acquire);
+}
+
+static inline void *cdn_handle_get(struct cdn_handle_table *t, int handle)
+{
+    return cdn_handle_get_typed(t, t->type, handle);
+}
 /* Forget the handle; its index is reused later. */
 void cdn_handle_free(struct cdn_handle_table *t, int handle);
 /* Release the table's memory (at finalize, once no handle is live). */

@@ -350,6 +350,83 @@ static void test_empty_groups(void)
     MPI_Group_free(&wg);
 }
 
+/* Each bad argument of a send or receive, including handles that look
+ * valid by their bits (a freed communicator's and a freed datatype's, a
+ * datatype handle given as a communicator), gets its class and a message
+ * naming the call and the value; nothing is sent. */
+static void expect_error(int rc, int want, const char *text, const char *what)
+{
+    int cls = rc, len = 0;
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, msg, &len);
+    CHECK(rc != MPI_SUCCESS && cls == want && strstr(msg, text) != NULL,
+          "%s: class %d (want %d), message \"%s\" (want \"%s\")", what, cls, want, msg, text);
+}
+
+static void test_p2p_args(void)
+{
+    int buf[2] = {5, 6};
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Comm dup, gone;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_dup(MPI_COMM_WORLD, &gone);
+    MPI_Comm freed_comm = gone;
+    MPI_Comm_free(&gone);
+    MPI_Datatype pair, freed_type;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    freed_type = pair;
+    MPI_Type_free(&pair);
+
+    expect_error(MPI_Send(buf, 1, MPI_INT, 0, 3, freed_comm), MPI_ERR_COMM,
+                 "MPI_Send: 0x", "send on a freed communicator");
+    expect_error(MPI_Isend(buf, 1, MPI_INT, 0, 3, freed_comm, &req), MPI_ERR_COMM,
+                 "is not a valid communicator", "isend on a freed communicator");
+    expect_error(MPI_Recv(buf, 1, MPI_INT, 0, 3, MPI_COMM_NULL, MPI_STATUS_IGNORE),
+                 MPI_ERR_COMM, "(MPI_COMM_NULL)", "recv on MPI_COMM_NULL");
+    expect_error(MPI_Irecv(buf, 1, MPI_INT, 0, 3, (MPI_Comm)MPI_INT, &req), MPI_ERR_COMM,
+                 "MPI_Irecv: 0x", "a datatype handle as the communicator");
+    expect_error(MPI_Send(buf, 1, freed_type, 0, 3, dup), MPI_ERR_TYPE,
+                 "is not a valid datatype", "send of a freed datatype");
+    expect_error(MPI_Irecv(buf, 1, freed_type, 0, 3, dup, &req), MPI_ERR_TYPE,
+                 "MPI_Irecv: datatype 0x", "irecv of a freed datatype");
+    expect_error(MPI_Send(buf, 1, (MPI_Datatype)MPI_COMM_WORLD, 0, 3, dup), MPI_ERR_TYPE,
+                 "is not a valid datatype", "a communicator handle as the datatype");
+    expect_error(MPI_Send(buf, 1, MPI_INT, 0, -1, dup), MPI_ERR_TAG, "MPI_Send: tag -1",
+                 "negative tag");
+    expect_error(MPI_Send(buf, 1, MPI_INT, 0, MPI_ANY_TAG, dup), MPI_ERR_TAG,
+                 "is not in 0..MPI_TAG_UB", "MPI_ANY_TAG on a send");
+    expect_error(MPI_Send(buf, 1, MPI_INT, MPI_ANY_SOURCE, 3, dup), MPI_ERR_RANK,
+                 "MPI_Send: dest", "MPI_ANY_SOURCE as a destination");
+    expect_error(MPI_Isend(buf, 1, MPI_INT, -7, 3, dup, &req), MPI_ERR_RANK,
+                 "dest -7 is not a rank", "negative destination");
+    expect_error(MPI_Irecv(buf, 1, MPI_INT, wsize, 3, dup, &req), MPI_ERR_RANK,
+                 "source", "source past the last rank");
+    expect_error(MPI_Send(NULL, 1, MPI_INT, 0, 3, dup), MPI_ERR_BUFFER, "buf is NULL",
+                 "NULL buffer with data");
+    expect_error(MPI_Send(buf, -2, MPI_INT, 0, 3, dup), MPI_ERR_COUNT, "count -2",
+                 "negative count");
+    expect_error(MPI_Irecv(buf, 1, MPI_INT, 0, 3, dup, NULL), MPI_ERR_ARG, "request is NULL",
+                 "NULL request");
+    CHECK(req == MPI_REQUEST_NULL, "refused calls leave the request alone");
+    /* The valid edge cases pass the same test. */
+    int rc = MPI_Send(NULL, 0, MPI_INT, MPI_PROC_NULL, 3, dup);
+    CHECK(rc == MPI_SUCCESS, "empty send to MPI_PROC_NULL: rc %d", rc);
+    MPI_Status st;
+    rc = MPI_Recv(buf, 2, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, dup, &st);
+    CHECK(rc == MPI_SUCCESS && st.MPI_SOURCE == MPI_PROC_NULL && buf[0] == 5 && buf[1] == 6,
+          "receive from MPI_PROC_NULL: rc %d source %d", rc, st.MPI_SOURCE);
+    rc = MPI_Sendrecv(&wrank, 1, MPI_INT, wrank, 4, buf, 1, MPI_INT, MPI_ANY_SOURCE, 4, dup, &st);
+    CHECK(rc == MPI_SUCCESS && buf[0] == wrank && st.MPI_SOURCE == wrank,
+          "self sendrecv: rc %d got %d from %d", rc, buf[0], st.MPI_SOURCE);
+    int flag = 1;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dup, &flag, MPI_STATUS_IGNORE);
+    CHECK(!flag, "nothing was sent by the refused calls");
+    MPI_Barrier(dup);
+    MPI_Comm_free(&dup);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -365,6 +442,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     test_empty_groups();
+    test_p2p_args();
     MPI_Finalize();
     return check_summary("t_comm");
 }

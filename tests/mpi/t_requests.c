@@ -354,6 +354,35 @@ static void status_error(void)
     CHECK(rcls == MPI_ERR_IN_STATUS && sts[0].MPI_ERROR == MPI_SUCCESS && cls == MPI_ERR_TRUNCATE,
           "MPI_Waitall with a truncation: MPI_ERR_IN_STATUS (%d), MPI_ERROR %d and class %d", rcls,
           sts[0].MPI_ERROR, cls);
+    /* the same through MPI_Request_get_status_all and MPI_Testall, with the
+     * failing request first and a null one among them: MPI_ERROR set in
+     * every status, the null one's to MPI_SUCCESS */
+    MPI_Request r3[3];
+    MPI_Status s3[3];
+    int f3 = 0, c3[3];
+    MPI_Irecv(&x[0], 1, MPI_INT, 0, 14, c, &r3[0]);
+    r3[1] = MPI_REQUEST_NULL;
+    x[1] = 0;
+    MPI_Irecv(&x[1], 1, MPI_INT, 0, 15, c, &r3[2]);
+    MPI_Send(big, 4, MPI_INT, 0, 14, c);
+    MPI_Send(&v, 1, MPI_INT, 0, 15, c);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 3; i++)
+            s3[i].MPI_ERROR = SENTINEL;
+        rc = pass == 0 ? MPI_Request_get_status_all(3, r3, &f3, s3) : MPI_Testall(3, r3, &f3, s3);
+        MPI_Error_class(rc, &rcls);
+        for (int i = 0; i < 3; i++)
+            MPI_Error_class(s3[i].MPI_ERROR, &c3[i]);
+        CHECK(f3 && rcls == MPI_ERR_IN_STATUS && c3[0] == MPI_ERR_TRUNCATE &&
+                  s3[1].MPI_ERROR == MPI_SUCCESS && s3[2].MPI_ERROR == MPI_SUCCESS &&
+                  s3[2].MPI_TAG == 15 && x[1] == v,
+              "%s with a truncation: flag %d, class %d, MPI_ERROR classes %d %d %d, tag %d, "
+              "data %d", pass == 0 ? "MPI_Request_get_status_all" : "MPI_Testall", f3, rcls,
+              c3[0], c3[1], c3[2], s3[2].MPI_TAG, x[1]);
+        CHECK((pass == 0) == (r3[0] != MPI_REQUEST_NULL && r3[2] != MPI_REQUEST_NULL),
+              "%s: requests %s", pass == 0 ? "get_status_all" : "Testall",
+              pass == 0 ? "kept" : "freed");
+    }
     /* a single-completion call that fails returns the code, the field stays */
     MPI_Irecv(&x[0], 1, MPI_INT, 0, 13, c, &r);
     MPI_Send(big, 4, MPI_INT, 0, 13, c);

@@ -161,17 +161,23 @@ static int self_send(struct cdn_request *sreq)
     return MPI_SUCCESS;
 }
 
-int cdn_p2p_send_start(struct cdn_request *r)
+/* fresh: r was just made by send_make (cdn_request_arm_fresh). */
+static inline int send_start(struct cdn_request *r, bool fresh)
 {
     struct cdn_p2p *p = &r->u.p2p;
-    cdn_status_empty(&r->status);
-    /* A persistent send's data may have changed since the last start: a
-     * packed copy made then is stale. */
-    if (p->tmp != NULL) {
-        free(p->tmp);
-        p->tmp = NULL;
+    int nevents = p->mode == CDN_SEND_SYNC ? 2 : 1;
+    if (fresh) {
+        cdn_request_arm_fresh(r, nevents);
+    } else {
+        cdn_status_empty(&r->status);
+        /* A persistent send's data may have changed since the last start: a
+         * packed copy made then is stale. */
+        if (p->tmp != NULL) {
+            free(p->tmp);
+            p->tmp = NULL;
+        }
+        cdn_request_arm(r, nevents);
     }
-    cdn_request_arm(r, p->mode == CDN_SEND_SYNC ? 2 : 1);
     if (p->rank == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         complete_all(r);
@@ -199,6 +205,11 @@ int cdn_p2p_send_start(struct cdn_request *r)
         complete_all(r);
     }
     return MPI_SUCCESS;  /* errors are reported by the completion call */
+}
+
+int cdn_p2p_send_start(struct cdn_request *r)
+{
+    return send_start(r, false);
 }
 
 void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err)
@@ -278,7 +289,7 @@ static int send_make(const void *buf, MPI_Count count, struct cdn_datatype *dt, 
     r->u.p2p.mode = mode;
     r->persistent = persistent;
     *out = r;
-    return persistent ? MPI_SUCCESS : cdn_p2p_send_start(r);
+    return persistent ? MPI_SUCCESS : send_start(r, true);
 }
 
 int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
@@ -318,11 +329,16 @@ int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype 
 
 /* ---- receiving ---- */
 
-static int recv_start(struct cdn_request *r)
+/* fresh: r was just made by recv_make (cdn_request_arm_fresh). */
+static inline int recv_arm_start(struct cdn_request *r, bool fresh)
 {
     struct cdn_p2p *p = &r->u.p2p;
-    cdn_status_empty(&r->status);
-    cdn_request_arm(r, 1);
+    if (fresh) {
+        cdn_request_arm_fresh(r, 1);
+    } else {
+        cdn_status_empty(&r->status);
+        cdn_request_arm(r, 1);
+    }
     if (p->rank == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         cdn_request_event(r);
@@ -340,6 +356,11 @@ static int recv_start(struct cdn_request *r)
         cdn_msg_free(msg);
     }
     return MPI_SUCCESS;
+}
+
+static int recv_start(struct cdn_request *r)
+{
+    return recv_arm_start(r, false);
 }
 
 static int recv_cancel(struct cdn_request *r)
@@ -369,7 +390,7 @@ static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int so
     r->u.p2p.waited = waited;
     r->persistent = persistent;
     *out = r;
-    return persistent ? MPI_SUCCESS : recv_start(r);
+    return persistent ? MPI_SUCCESS : recv_arm_start(r, true);
 }
 
 int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
@@ -605,8 +626,7 @@ int cdn_p2p_mrecv(void *buf, MPI_Count count, struct cdn_datatype *dt, struct cd
     struct cdn_msg *msg = msgreq->u.p2p.msg;
     msgreq->u.p2p.msg = NULL;
     cdn_request_unpublish(msgreq);
-    cdn_status_empty(&r->status);
-    cdn_request_arm(r, 1);
+    cdn_request_arm_fresh(r, 1);
     r->u.p2p.msg = msg;  /* freed with the request: deliver may still read it */
     deliver(r, msg, msg->data);
     *out = r;

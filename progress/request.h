@@ -217,6 +217,14 @@ static inline void cdn_request_arm(struct cdn_request *r, int nevents)
     atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
     atomic_store_explicit(&r->cc, nevents + 1, memory_order_release);
 }
+/* The same for a request no other thread can see yet (just made by
+ * cdn_request_alloc*, not published, never armed): its refs is 1, its
+ * status empty and cancelled false, so plain stores do. */
+static inline void cdn_request_arm_fresh(struct cdn_request *r, int nevents)
+{
+    atomic_store_explicit(&r->refs, 2, memory_order_relaxed);
+    atomic_store_explicit(&r->cc, nevents + 1, memory_order_release);
+}
 /* One event happened; the last one completes the request. */
 void cdn_request_event(struct cdn_request *r);
 /* Complete a request armed for one event, with an error code (or MPI_SUCCESS). */

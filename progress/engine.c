@@ -100,7 +100,7 @@ static bool all_reached(void)
 static struct cdn_transport **peer_tp;
 static int npeer_tp;
 
-static struct cdn_transport *transport_ask(int world_rank)
+static __attribute__((noinline)) struct cdn_transport *transport_ask(int world_rank)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];

@@ -301,8 +301,9 @@ int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int 
 bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
                       int tag, struct cdn_comm *comm)
 {
-    MPI_Count bytes = cdn_datatype_size(dt) * count;
-    if (dest == MPI_PROC_NULL || (bytes > 0 && !cdn_datatype_is_contig(dt, count)))
+    MPI_Count bytes;
+    const char *data = cdn_dt_contig_run(buf, count, dt, &bytes);
+    if (dest == MPI_PROC_NULL || data == NULL)
         return false;
     int peer = cdn_comm_world_rank(comm, dest);
     if (peer == cdn_rt.world_rank)
@@ -312,7 +313,6 @@ bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt,
         return false;
     struct cdn_wire_hdr h = {.ctx = comm->context_id, .src = comm->rank, .tag = tag,
                              .flags = 0, .bytes = (uint64_t)bytes, .cookie = 0};
-    const char *data = bytes > 0 ? (const char *)buf + cdn_datatype_true_lb(dt) : buf;
     if (!tp->ops->send_now(tp, peer, &h, data, (size_t)bytes))
         return false;
     cdn_sent_count_one(tp);

@@ -97,9 +97,8 @@ static int pool_grow(void)
     return made > 0 ? 0 : -1;
 }
 
-/* Refill this thread's cache from the pool (out of line: the hot path
- * below then saves no registers); false when out of memory. */
-static __attribute__((noinline)) bool tcache_refill(void)
+/* Refill this thread's cache from the pool; false when out of memory. */
+static bool tcache_refill(void)
 {
     pthread_once(&key_once, make_key);
     pthread_mutex_lock(&pool.lock);
@@ -123,11 +122,15 @@ static __attribute__((noinline)) bool tcache_refill(void)
     return tcache.head != NULL;
 }
 
-/* A request off this thread's cache, NULL when out of memory. */
+/* Is this thread's cache ready to give a request? */
+static inline bool tcache_ready(void)
+{
+    return CDN_LIKELY(tcache.head != NULL && tcache.epoch == pool.epoch);
+}
+
+/* A request off this thread's cache (tcache_ready). */
 static inline struct cdn_request *request_take(void)
 {
-    if (CDN_UNLIKELY(tcache.head == NULL || tcache.epoch != pool.epoch) && !tcache_refill())
-        return NULL;
     struct cdn_request *r = tcache.head;
     tcache.head = r->pool_next;
     tcache.n--;
@@ -155,12 +158,22 @@ static inline void header_init(struct cdn_request *r, int kind, const struct cdn
     r->next = r->prev = NULL;
 }
 
+/* The allocations with an empty cache: refill it, then allocate (a tail
+ * call from the fast path, which then saves no registers). */
+static __attribute__((noinline)) struct cdn_request *
+alloc_refill(int kind, const struct cdn_request_ops *ops, struct cdn_comm *comm, bool bare)
+{
+    if (!tcache_refill())
+        return NULL;
+    return bare ? cdn_request_alloc_bare(kind, ops, comm) : cdn_request_alloc(kind, ops, comm);
+}
+
 struct cdn_request *cdn_request_alloc(int kind, const struct cdn_request_ops *ops,
                                       struct cdn_comm *comm)
 {
+    if (!tcache_ready())
+        return alloc_refill(kind, ops, comm, false);
     struct cdn_request *r = request_take();
-    if (r == NULL)
-        return NULL;
     cdn_zero_words(&r->u, sizeof r->u);
     header_init(r, kind, ops, comm);
     return r;
@@ -169,9 +182,9 @@ struct cdn_request *cdn_request_alloc(int kind, const struct cdn_request_ops *op
 struct cdn_request *cdn_request_alloc_bare(int kind, const struct cdn_request_ops *ops,
                                            struct cdn_comm *comm)
 {
+    if (!tcache_ready())
+        return alloc_refill(kind, ops, comm, true);
     struct cdn_request *r = request_take();
-    if (r == NULL)
-        return NULL;
     header_init(r, kind, ops, comm);
     return r;
 }

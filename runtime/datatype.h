@@ -68,6 +68,12 @@ struct cdn_dt_segment {
     char *contig;     /* start of the single run, or NULL */
     bool ref;         /* holds a reference on dt (a derived type) */
 };
+/* Where count elements of dt at buf are when they are one run in memory
+ * (any zero-byte buffer is), else NULL; *bytes = count * size.  No
+ * reference taken: what a call that is done with the buffer before it
+ * returns needs of a segment. */
+char *cdn_dt_contig_run(const void *buf, MPI_Count count, const struct cdn_datatype *dt,
+                        MPI_Count *bytes);
 /* Cheap for a contiguous buffer of a builtin type (no reference to take,
  * no layout to look at beyond the type's root): it is on every send and
  * receive request. */

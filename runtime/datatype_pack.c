@@ -188,20 +188,32 @@ static void xfer(const struct cdn_dt_node *n, char *base, MPI_Count skip, MPI_Co
     }
 }
 
+/* cdn_datatype_is_contig, inline */
+static inline char *contig_run(const void *buf, MPI_Count count, const struct cdn_datatype *dt,
+                               MPI_Count *bytes)
+{
+    *bytes = count * dt->size;
+    bool contig = *bytes == 0 || (dt->root->kind == CDN_DT_LEAF &&
+                                  (count == 1 || dt->ub - dt->lb == dt->size));
+    return contig ? (char *)(uintptr_t)buf + dt->true_lb : NULL;
+}
+
+char *cdn_dt_contig_run(const void *buf, MPI_Count count, const struct cdn_datatype *dt,
+                        MPI_Count *bytes)
+{
+    return contig_run(buf, count, dt, bytes);
+}
+
 void cdn_dt_segment_init(struct cdn_dt_segment *seg, const void *buf, MPI_Count count,
                          struct cdn_datatype *dt)
 {
-    /* cdn_datatype_retain and cdn_datatype_is_contig, inline */
-    seg->ref = !dt->builtin;
+    seg->ref = !dt->builtin;  /* cdn_datatype_retain, inline */
     if (seg->ref)
         atomic_fetch_add_explicit(&dt->refs, 1, memory_order_relaxed);
     seg->buf = (char *)(uintptr_t)buf;
     seg->count = count > 0 ? count : 0;
     seg->dt = dt;
-    seg->bytes = seg->count * dt->size;
-    bool contig = seg->bytes == 0 || (dt->root->kind == CDN_DT_LEAF &&
-                                      (seg->count == 1 || dt->ub - dt->lb == dt->size));
-    seg->contig = contig ? seg->buf + dt->true_lb : NULL;
+    seg->contig = contig_run(buf, seg->count, dt, &seg->bytes);
 }
 
 static MPI_Count segment_xfer(struct cdn_dt_segment *seg, MPI_Count offset, char *packed, MPI_Count len,

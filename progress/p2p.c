@@ -420,7 +420,9 @@ int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, i
                      false, out);
 }
 
-void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)
+/* cdn_p2p_recv_data, inline in deliver (every eager message). */
+static inline void recv_data(struct cdn_request *rreq, uint64_t offset, const void *data,
+                             size_t len)
 {
     struct cdn_p2p *p = &rreq->u.p2p;
     if (offset >= (uint64_t)p->bytes)
@@ -431,6 +433,11 @@ void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *da
         memcpy(p->seg.contig + offset, data, len);
     else
         cdn_dt_unpack(&p->seg, (MPI_Count)offset, data, (MPI_Count)len);
+}
+
+void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)
+{
+    recv_data(rreq, offset, data, len);
 }
 
 void cdn_p2p_recv_done(struct cdn_request *rreq, int err)
@@ -524,7 +531,7 @@ static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const v
         return;
     }
     if (n > 0)
-        cdn_p2p_recv_data(rreq, 0, payload, (size_t)n);
+        recv_data(rreq, 0, payload, (size_t)n);
     if (msg->h.flags & CDN_WIRE_SYNC) {
         if (msg->tp != NULL)
             msg->tp->ops->ack(msg->tp, msg->peer, msg->h.cookie);

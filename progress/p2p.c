@@ -333,7 +333,9 @@ int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype 
 static inline int recv_arm_start(struct cdn_request *r, bool fresh)
 {
     struct cdn_p2p *p = &r->u.p2p;
-    if (fresh) {
+    if (fresh && p->waited) {
+        cdn_request_arm_owned(r, 1);  /* its blocking call holds it until complete */
+    } else if (fresh) {
         cdn_request_arm_fresh(r, 1);
     } else {
         cdn_status_empty(&r->status);

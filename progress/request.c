@@ -148,6 +148,7 @@ static inline void header_init(struct cdn_request *r, int kind, const struct cdn
     r->kind = kind;
     r->persistent = false;
     r->active = false;
+    r->owner_waits = false;
     atomic_init(&r->live, false);
     atomic_init(&r->cancelled, false);
     r->parent = NULL;
@@ -274,6 +275,8 @@ void cdn_request_event(struct cdn_request *r)
 {
     struct cdn_request *parent = r->parent;
     bool hook = r->ops != NULL && r->ops->complete != NULL;
+    /* Read before the completion: the owner may free r as soon as cc is 0. */
+    bool owned = r->owner_waits;
     int last = 2;
     /* The last event of a request without a hook: one read-modify-write
      * takes cc from 2 to 0. */
@@ -286,16 +289,18 @@ void cdn_request_event(struct cdn_request *r)
         if (hook)
             r->ops->complete(r);
         parent = r->parent;
+        owned = r->owner_waits;  /* (again: not kept across the hook) */
         /* seq_cst read-modify-write, as above: cdn_progress_signal's fence */
         atomic_exchange_explicit(&r->cc, 0, memory_order_seq_cst);
     }
+    /* The engine's reference, taken by cdn_request_arm, goes first: what
+     * follows does not touch r.  Rarely the last (the owner still holds
+     * its own), so no load first as in release. */
+    if (!owned && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
+        request_free(r);
     if (parent != NULL)
         cdn_request_event(parent);
     cdn_progress_signal();
-    /* The engine's reference, taken by cdn_request_arm: rarely the last
-     * (the owner still holds its own), so no load first as in release. */
-    if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
-        request_free(r);
 }
 
 static bool request_done(void *arg)

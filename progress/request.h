@@ -13,7 +13,9 @@
  * exactly once, before anyone can see the request complete.
  *
  * Lifetime is a reference count: the user's handle is one reference, the
- * engine holds one while the request is active.  Request objects come from a
+ * engine holds one while the request is active (not a request of a blocking
+ * call, whose owner holds its own until it sees completion:
+ * cdn_request_arm_owned).  Request objects come from a
  * pool in chunks and keep their handle for life, so the hot path neither
  * mallocs nor touches the handle table's lock; a handle is valid while its
  * object is `live` (given to the user and not yet freed).
@@ -119,6 +121,8 @@ struct cdn_request {
     atomic_bool live;                  /* the user holds the handle */
     atomic_bool cancelled;
     MPI_Request handle;
+    bool owner_waits;                  /* armed without the engine's reference
+                                        * (cdn_request_arm_owned) */
     struct cdn_request *parent;        /* notified (one event) at completion */
     struct cdn_comm *comm;             /* its error handler sees the request's errors */
     MPI_Status status;                 /* MPI_ERROR holds the request's error code */
@@ -223,6 +227,18 @@ static inline void cdn_request_arm(struct cdn_request *r, int nevents)
 static inline void cdn_request_arm_fresh(struct cdn_request *r, int nevents)
 {
     atomic_store_explicit(&r->refs, 2, memory_order_relaxed);
+    atomic_store_explicit(&r->cc, nevents + 1, memory_order_release);
+}
+/* The same for a request whose owner holds its reference until it sees
+ * the request complete and never publishes it (the receive of MPI_Recv):
+ * the engine takes no reference, which only kept the request alive for
+ * the completing event's own last steps -- and that event touches nothing
+ * of such a request after it stores cc = 0 (cdn_request_event).  Nothing
+ * else may touch a request after its last event in any case: the owner
+ * may free it at once. */
+static inline void cdn_request_arm_owned(struct cdn_request *r, int nevents)
+{
+    r->owner_waits = true;
     atomic_store_explicit(&r->cc, nevents + 1, memory_order_release);
 }
 /* One event happened; the last one completes the request. */

@@ -269,10 +269,7 @@ static void inner_complete(struct cdn_request *r)
 
 static void inner_free(struct cdn_request *r)
 {
-    if (r->u.p2p.dt != NULL) {
-        cdn_dt_segment_fini(&r->u.p2p.seg);
-        cdn_datatype_release(r->u.p2p.dt);
-    }
+    cdn_dt_segment_fini(&r->u.p2p.seg);  /* the one reference on u.p2p.dt */
 }
 
 static const struct cdn_request_ops inner_ops = {

@@ -95,6 +95,33 @@ static bool all_reached(void)
     return true;
 }
 
+/* The transport of each world rank, asked once when the transports open
+ * (cdn_progress_transport_for is on every send). */
+static struct cdn_transport **peer_tp;
+static int npeer_tp;
+
+static __attribute__((noinline)) struct cdn_transport *transport_ask(int world_rank)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->reaches(tp, world_rank))
+            return tp;
+    }
+    return NULL;
+}
+
+static int peer_tp_fill(void)
+{
+    peer_tp = calloc((size_t)cdn_rt.world_size, sizeof *peer_tp);
+    if (peer_tp == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: out of memory for the transport table of %d "
+                       "ranks", cdn_rt.world_size);
+    for (int w = 0; w < cdn_rt.world_size; w++)
+        peer_tp[w] = transport_ask(w);
+    npeer_tp = cdn_rt.world_size;
+    return MPI_SUCCESS;
+}
+
 /* CADENCE_TRANSPORTS (default "shm,tcp"): the transports to use, in order
  * of preference; each peer is reached by the first that reaches it.  A
  * transport is opened only if a peer is left that the earlier ones do not
@@ -135,7 +162,7 @@ static int transports_open(void)
         if (cdn_engine.transports[i]->eager_limit < min)
             min = cdn_engine.transports[i]->eager_limit;
     cdn_engine.eager_min = cdn_engine.ntransports > 0 ? min : 0;
-    return MPI_SUCCESS;
+    return peer_tp_fill();
 }
 
 bool cdn_progress_oversubscribed(int local_size)
@@ -218,6 +245,9 @@ void cdn_progress_finalize(void)
         tp->ops->finalize(tp);
     }
     cdn_engine.ntransports = 0;
+    free(peer_tp);
+    peer_tp = NULL;
+    npeer_tp = 0;
     close(cdn_engine.epfd);
     close(cdn_engine.wake_fd);
     close(cdn_engine.park_epfd);
@@ -763,12 +793,9 @@ void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)
 
 struct cdn_transport *cdn_progress_transport_for(int world_rank)
 {
-    for (int i = 0; i < cdn_engine.ntransports; i++) {
-        struct cdn_transport *tp = cdn_engine.transports[i];
-        if (tp->ops->reaches(tp, world_rank))
-            return tp;
-    }
-    return NULL;
+    if ((unsigned)world_rank < (unsigned)npeer_tp)
+        return peer_tp[world_rank];
+    return transport_ask(world_rank);
 }
 
 size_t cdn_progress_eager_limit(int world_rank)

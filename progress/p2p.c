@@ -44,11 +44,9 @@ static const struct cdn_request_ops done_ops = {.name = "done"};
 static void p2p_free(struct cdn_request *r)
 {
     struct cdn_p2p *p = &r->u.p2p;
-    if (p->dt != NULL) {
-        cdn_dt_segment_fini(&p->seg);
-        cdn_datatype_release(p->dt);
-    }
-    free(p->tmp);
+    cdn_dt_segment_fini(&p->seg);  /* its reference is the one keeping p->dt */
+    if (p->tmp != NULL)
+        free(p->tmp);
     if (p->msg != NULL)
         cdn_msg_free(p->msg);
 }
@@ -101,10 +99,13 @@ bool cdn_p2p_send_lazy(const struct cdn_request *sreq)
 size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, size_t len)
 {
     struct cdn_p2p *p = &sreq->u.p2p;
-    if (p->tmp != NULL) {
+    /* The data in one run (packed already, or a contiguous type): copied
+     * here, as cdn_dt_pack would after its checks. */
+    const char *run = p->tmp != NULL ? p->tmp : p->seg.contig;
+    if (run != NULL) {
         size_t n = offset >= (uint64_t)p->bytes ? 0 : (size_t)((uint64_t)p->bytes - offset);
         n = n < len ? n : len;
-        memcpy(dst, (char *)p->tmp + offset, n);
+        memcpy(dst, run + offset, n);
         return n;
     }
     return (size_t)cdn_dt_pack(&p->seg, (MPI_Count)offset, dst, (MPI_Count)len);
@@ -115,8 +116,8 @@ const void *cdn_p2p_send_contig(struct cdn_request *sreq)
     struct cdn_p2p *p = &sreq->u.p2p;
     if (p->tmp != NULL)
         return p->tmp;
-    if (p->bytes == 0 || cdn_datatype_is_contig(p->dt, p->count))
-        return (const char *)p->buf + cdn_datatype_true_lb(p->dt);
+    if (p->seg.contig != NULL)
+        return p->seg.contig;
     p->tmp = malloc((size_t)p->bytes);
     if (p->tmp != NULL)
         cdn_dt_pack(&p->seg, 0, p->tmp, p->bytes);
@@ -160,15 +161,23 @@ static int self_send(struct cdn_request *sreq)
     return MPI_SUCCESS;
 }
 
-int cdn_p2p_send_start(struct cdn_request *r)
+/* fresh: r was just made by send_make (cdn_request_arm_fresh). */
+static inline int send_start(struct cdn_request *r, bool fresh)
 {
     struct cdn_p2p *p = &r->u.p2p;
-    cdn_status_empty(&r->status);
-    /* A persistent send's data may have changed since the last start: a
-     * packed copy made then is stale. */
-    free(p->tmp);
-    p->tmp = NULL;
-    cdn_request_arm(r, p->mode == CDN_SEND_SYNC ? 2 : 1);
+    int nevents = p->mode == CDN_SEND_SYNC ? 2 : 1;
+    if (fresh) {
+        cdn_request_arm_fresh(r, nevents);
+    } else {
+        cdn_status_empty(&r->status);
+        /* A persistent send's data may have changed since the last start: a
+         * packed copy made then is stale. */
+        if (p->tmp != NULL) {
+            free(p->tmp);
+            p->tmp = NULL;
+        }
+        cdn_request_arm(r, nevents);
+    }
     if (p->rank == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         complete_all(r);
@@ -196,6 +205,11 @@ int cdn_p2p_send_start(struct cdn_request *r)
         complete_all(r);
     }
     return MPI_SUCCESS;  /* errors are reported by the completion call */
+}
+
+int cdn_p2p_send_start(struct cdn_request *r)
+{
+    return send_start(r, false);
 }
 
 void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err)
@@ -244,36 +258,38 @@ void cdn_p2p_send_cancelled(struct cdn_request *sreq)
     complete_cancelled(sreq);
 }
 
-static int p2p_init(struct cdn_request *r, const void *buf, MPI_Count count,
-                    struct cdn_datatype *dt, int rank, int tag, struct cdn_comm *comm,
-                    uint32_t ctx)
+/* Sets every field of the p2p state: its request comes from
+ * cdn_request_alloc_bare, which leaves the state as the last user left it. */
+static void p2p_init(struct cdn_request *r, const void *buf, MPI_Count count,
+                     struct cdn_datatype *dt, int rank, int tag, struct cdn_comm *comm,
+                     uint32_t ctx)
 {
     struct cdn_p2p *p = &r->u.p2p;
+    cdn_zero_words(p, sizeof *p);
     p->buf = (void *)buf;
     p->count = count;
     p->dt = dt;
-    cdn_datatype_retain(dt);
-    cdn_dt_segment_init(&p->seg, buf, count, dt);
-    p->bytes = cdn_datatype_size(dt) * count;
     p->rank = rank;
     p->tag = tag;
-    p->comm = comm;
     p->ctx = ctx;
-    return MPI_SUCCESS;
+    p->mode = CDN_SEND_STANDARD;
+    p->comm = comm;
+    cdn_dt_segment_init(&p->seg, buf, count, dt);  /* holds the reference on dt */
+    p->bytes = cdn_dt_segment_bytes(&p->seg);
 }
 
 static int send_make(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
                      struct cdn_comm *comm, uint32_t ctx, int mode, bool persistent,
                      struct cdn_request **out)
 {
-    struct cdn_request *r = cdn_request_alloc(CDN_REQ_SEND, &send_ops, comm);
+    struct cdn_request *r = cdn_request_alloc_bare(CDN_REQ_SEND, &send_ops, comm);
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "send: out of memory for a request");
     p2p_init(r, buf, count, dt, dest, tag, comm, ctx);
     r->u.p2p.mode = mode;
     r->persistent = persistent;
     *out = r;
-    return persistent ? MPI_SUCCESS : cdn_p2p_send_start(r);
+    return persistent ? MPI_SUCCESS : send_start(r, true);
 }
 
 int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
@@ -285,8 +301,9 @@ int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int 
 bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
                       int tag, struct cdn_comm *comm)
 {
-    MPI_Count bytes = cdn_datatype_size(dt) * count;
-    if (dest == MPI_PROC_NULL || (bytes > 0 && !cdn_datatype_is_contig(dt, count)))
+    MPI_Count bytes;
+    const char *data = cdn_dt_contig_run(buf, count, dt, &bytes);
+    if (dest == MPI_PROC_NULL || data == NULL)
         return false;
     int peer = cdn_comm_world_rank(comm, dest);
     if (peer == cdn_rt.world_rank)
@@ -296,7 +313,6 @@ bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt,
         return false;
     struct cdn_wire_hdr h = {.ctx = comm->context_id, .src = comm->rank, .tag = tag,
                              .flags = 0, .bytes = (uint64_t)bytes, .cookie = 0};
-    const char *data = bytes > 0 ? (const char *)buf + cdn_datatype_true_lb(dt) : buf;
     if (!tp->ops->send_now(tp, peer, &h, data, (size_t)bytes))
         return false;
     cdn_sent_count_one(tp);
@@ -313,11 +329,18 @@ int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype 
 
 /* ---- receiving ---- */
 
-static int recv_start(struct cdn_request *r)
+/* fresh: r was just made by recv_make (cdn_request_arm_fresh). */
+static inline int recv_arm_start(struct cdn_request *r, bool fresh)
 {
     struct cdn_p2p *p = &r->u.p2p;
-    cdn_status_empty(&r->status);
-    cdn_request_arm(r, 1);
+    if (fresh && p->waited) {
+        cdn_request_arm_owned(r, 1);  /* its blocking call holds it until complete */
+    } else if (fresh) {
+        cdn_request_arm_fresh(r, 1);
+    } else {
+        cdn_status_empty(&r->status);
+        cdn_request_arm(r, 1);
+    }
     if (p->rank == MPI_PROC_NULL) {
         r->status.MPI_SOURCE = MPI_PROC_NULL;
         cdn_request_event(r);
@@ -337,6 +360,11 @@ static int recv_start(struct cdn_request *r)
     return MPI_SUCCESS;
 }
 
+static int recv_start(struct cdn_request *r)
+{
+    return recv_arm_start(r, false);
+}
+
 static int recv_cancel(struct cdn_request *r)
 {
     struct cdn_p2p *p = &r->u.p2p;
@@ -354,7 +382,7 @@ static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int so
                      struct cdn_comm *comm, uint32_t ctx, bool urgent, bool persistent,
                      bool waited, struct cdn_request **out)
 {
-    struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, comm);
+    struct cdn_request *r = cdn_request_alloc_bare(CDN_REQ_RECV, &recv_ops, comm);
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "receive: out of memory for a request");
     p2p_init(r, buf, count, dt, source, tag, comm, ctx);
@@ -364,7 +392,7 @@ static int recv_make(void *buf, MPI_Count count, struct cdn_datatype *dt, int so
     r->u.p2p.waited = waited;
     r->persistent = persistent;
     *out = r;
-    return persistent ? MPI_SUCCESS : recv_start(r);
+    return persistent ? MPI_SUCCESS : recv_arm_start(r, true);
 }
 
 int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
@@ -394,14 +422,24 @@ int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, i
                      false, out);
 }
 
-void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)
+/* cdn_p2p_recv_data, inline in deliver (every eager message). */
+static inline void recv_data(struct cdn_request *rreq, uint64_t offset, const void *data,
+                             size_t len)
 {
     struct cdn_p2p *p = &rreq->u.p2p;
     if (offset >= (uint64_t)p->bytes)
         return;
     if (len > (uint64_t)p->bytes - offset)
         len = (size_t)((uint64_t)p->bytes - offset);
-    cdn_dt_unpack(&p->seg, (MPI_Count)offset, data, (MPI_Count)len);
+    if (p->seg.contig != NULL)  /* one run: what cdn_dt_unpack does after its checks */
+        memcpy(p->seg.contig + offset, data, len);
+    else
+        cdn_dt_unpack(&p->seg, (MPI_Count)offset, data, (MPI_Count)len);
+}
+
+void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)
+{
+    recv_data(rreq, offset, data, len);
 }
 
 void cdn_p2p_recv_done(struct cdn_request *rreq, int err)
@@ -435,9 +473,7 @@ void cdn_p2p_rndv_info(struct cdn_request *rreq, struct cdn_rndv *out)
     out->cookie = p->cookie;
     out->raddr = p->raddr;
     out->len = (uint64_t)(p->rbytes < p->bytes ? p->rbytes : p->bytes);
-    out->dst = NULL;
-    if (p->bytes == 0 || cdn_datatype_is_contig(p->dt, p->count))
-        out->dst = (char *)p->buf + cdn_datatype_true_lb(p->dt);
+    out->dst = p->seg.contig;
 }
 
 /* Copy len bytes of a local send into a receive, through the datatypes. */
@@ -446,12 +482,12 @@ static void copy_local(struct cdn_request *sreq, struct cdn_request *rreq, MPI_C
     struct cdn_p2p *s = &sreq->u.p2p, *d = &rreq->u.p2p;
     if (len == 0)
         return;
-    if (d->bytes == 0 || cdn_datatype_is_contig(d->dt, d->count)) {
-        cdn_p2p_send_pack(sreq, 0, (char *)d->buf + cdn_datatype_true_lb(d->dt), (size_t)len);
+    if (d->seg.contig != NULL) {
+        cdn_p2p_send_pack(sreq, 0, d->seg.contig, (size_t)len);
         return;
     }
-    if (s->tmp == NULL && cdn_datatype_is_contig(s->dt, s->count)) {
-        cdn_dt_unpack(&d->seg, 0, (const char *)s->buf + cdn_datatype_true_lb(s->dt), len);
+    if (s->tmp == NULL && s->seg.contig != NULL) {
+        cdn_dt_unpack(&d->seg, 0, s->seg.contig, len);
         return;
     }
     char chunk[16384];
@@ -497,7 +533,7 @@ static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const v
         return;
     }
     if (n > 0)
-        cdn_p2p_recv_data(rreq, 0, payload, (size_t)n);
+        recv_data(rreq, 0, payload, (size_t)n);
     if (msg->h.flags & CDN_WIRE_SYNC) {
         if (msg->tp != NULL)
             msg->tp->ops->ack(msg->tp, msg->peer, msg->h.cookie);
@@ -591,7 +627,7 @@ int cdn_p2p_iprobe(struct cdn_comm *comm, int source, int tag, bool take, int *f
 int cdn_p2p_mrecv(void *buf, MPI_Count count, struct cdn_datatype *dt, struct cdn_request *msgreq,
                   struct cdn_request **out)
 {
-    struct cdn_request *r = cdn_request_alloc(CDN_REQ_RECV, &recv_ops, msgreq->comm);
+    struct cdn_request *r = cdn_request_alloc_bare(CDN_REQ_RECV, &recv_ops, msgreq->comm);
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Mrecv: out of memory for a request");
     p2p_init(r, buf, count, dt, msgreq->u.p2p.msg->h.src, msgreq->u.p2p.msg->h.tag, msgreq->comm,
@@ -599,8 +635,7 @@ int cdn_p2p_mrecv(void *buf, MPI_Count count, struct cdn_datatype *dt, struct cd
     struct cdn_msg *msg = msgreq->u.p2p.msg;
     msgreq->u.p2p.msg = NULL;
     cdn_request_unpublish(msgreq);
-    cdn_status_empty(&r->status);
-    cdn_request_arm(r, 1);
+    cdn_request_arm_fresh(r, 1);
     r->u.p2p.msg = msg;  /* freed with the request: deliver may still read it */
     deliver(r, msg, msg->data);
     *out = r;

@@ -96,60 +96,96 @@ static int pool_grow(void)
     return made > 0 ? 0 : -1;
 }
 
-/* memset(r, 0, sizeof *r) as unrolled 16-byte stores: GCC makes the
- * memset (or a plain loop) a `rep stos`, whose start-up cost was the
- * largest part of allocating a request (perf, message-rate benchmark). */
-typedef unsigned long long zero16 __attribute__((vector_size(16), aligned(8)));
-_Static_assert(sizeof(struct cdn_request) % sizeof(zero16) == 0, "request size");
-static inline void zero_request(struct cdn_request *r)
+/* Refill this thread's cache from the pool; false when out of memory. */
+static bool tcache_refill(void)
 {
-    zero16 *w = (zero16 *)(void *)r;
-#pragma GCC unroll 32
-    for (size_t i = 0; i < sizeof *r / sizeof *w; i++)
-        w[i] = (zero16){0, 0};
+    pthread_once(&key_once, make_key);
+    pthread_mutex_lock(&pool.lock);
+    if (tcache.epoch != pool.epoch) {  /* first use, or a cache of a freed pool */
+        tcache.head = NULL;
+        tcache.n = 0;
+        tcache.epoch = pool.epoch;
+        pthread_setspecific(pool.key, &tcache);
+    }
+    for (int i = 0; i < TCACHE_BATCH; i++) {
+        if (pool.free == NULL && pool_grow() != 0)
+            break;
+        struct cdn_request *g = pool.free;
+        pool.free = g->pool_next;
+        pool.nfree--;
+        g->pool_next = tcache.head;
+        tcache.head = g;
+        tcache.n++;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return tcache.head != NULL;
+}
+
+/* Is this thread's cache ready to give a request? */
+static inline bool tcache_ready(void)
+{
+    return CDN_LIKELY(tcache.head != NULL && tcache.epoch == pool.epoch);
+}
+
+/* A request off this thread's cache (tcache_ready). */
+static inline struct cdn_request *request_take(void)
+{
+    struct cdn_request *r = tcache.head;
+    tcache.head = r->pool_next;
+    tcache.n--;
+    return r;
+}
+
+/* Every field of the request but the kind state u (handle and pool_next
+ * belong to the pool). */
+static inline void header_init(struct cdn_request *r, int kind, const struct cdn_request_ops *ops,
+                               struct cdn_comm *comm)
+{
+    atomic_init(&r->cc, 0);
+    atomic_init(&r->refs, 1);
+    r->ops = ops;
+    r->kind = kind;
+    r->persistent = false;
+    r->active = false;
+    r->owner_waits = false;
+    atomic_init(&r->live, false);
+    atomic_init(&r->cancelled, false);
+    r->parent = NULL;
+    r->comm = comm;
+    if (comm != NULL)
+        cdn_comm_retain(comm);  /* MPI_Comm_free waits for the requests on it */
+    cdn_status_empty(&r->status);
+    r->next = r->prev = NULL;
+}
+
+/* The allocations with an empty cache: refill it, then allocate (a tail
+ * call from the fast path, which then saves no registers). */
+static __attribute__((noinline)) struct cdn_request *
+alloc_refill(int kind, const struct cdn_request_ops *ops, struct cdn_comm *comm, bool bare)
+{
+    if (!tcache_refill())
+        return NULL;
+    return bare ? cdn_request_alloc_bare(kind, ops, comm) : cdn_request_alloc(kind, ops, comm);
 }
 
 struct cdn_request *cdn_request_alloc(int kind, const struct cdn_request_ops *ops,
                                       struct cdn_comm *comm)
 {
-    if (CDN_UNLIKELY(tcache.head == NULL || tcache.epoch != pool.epoch)) {
-        pthread_once(&key_once, make_key);
-        pthread_mutex_lock(&pool.lock);
-        if (tcache.epoch != pool.epoch) {  /* first use, or a cache of a freed pool */
-            tcache.head = NULL;
-            tcache.n = 0;
-            tcache.epoch = pool.epoch;
-            pthread_setspecific(pool.key, &tcache);
-        }
-        for (int i = 0; i < TCACHE_BATCH; i++) {
-            if (pool.free == NULL && pool_grow() != 0)
-                break;
-            struct cdn_request *g = pool.free;
-            pool.free = g->pool_next;
-            pool.nfree--;
-            g->pool_next = tcache.head;
-            tcache.head = g;
-            tcache.n++;
-        }
-        pthread_mutex_unlock(&pool.lock);
-        if (tcache.head == NULL)
-            return NULL;
-    }
-    struct cdn_request *r = tcache.head;
-    tcache.head = r->pool_next;
-    tcache.n--;
+    if (!tcache_ready())
+        return alloc_refill(kind, ops, comm, false);
+    struct cdn_request *r = request_take();
+    cdn_zero_words(&r->u, sizeof r->u);
+    header_init(r, kind, ops, comm);
+    return r;
+}
 
-    MPI_Request handle = r->handle;
-    zero_request(r);
-    r->handle = handle;
-    atomic_init(&r->refs, 1);
-    atomic_init(&r->cc, 0);
-    r->kind = kind;
-    r->ops = ops;
-    r->comm = comm;
-    if (comm != NULL)
-        cdn_comm_retain(comm);  /* MPI_Comm_free waits for the requests on it */
-    cdn_status_empty(&r->status);
+struct cdn_request *cdn_request_alloc_bare(int kind, const struct cdn_request_ops *ops,
+                                           struct cdn_comm *comm)
+{
+    if (!tcache_ready())
+        return alloc_refill(kind, ops, comm, true);
+    struct cdn_request *r = request_take();
+    header_init(r, kind, ops, comm);
     return r;
 }
 
@@ -158,10 +194,9 @@ void cdn_request_retain(struct cdn_request *r)
     atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 }
 
-void cdn_request_release(struct cdn_request *r)
+/* The last reference went: release the kind's resources, back to the pool. */
+static void request_free(struct cdn_request *r)
 {
-    if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
-        return;
     if (r->ops != NULL && r->ops->free != NULL)
         r->ops->free(r);
     if (r->comm != NULL) {
@@ -179,6 +214,18 @@ void cdn_request_release(struct cdn_request *r)
     pool.free = r;
     pool.nfree++;
     pthread_mutex_unlock(&pool.lock);
+}
+
+void cdn_request_release(struct cdn_request *r)
+{
+    /* The last reference needs no read-modify-write: no one else holds one
+     * to take another from (the acquire orders the other holders' last
+     * uses, released by their decrement, before the free).  The owner's
+     * release after a completion usually is the last: the engine let go
+     * of its reference as it completed the request. */
+    if (atomic_load_explicit(&r->refs, memory_order_acquire) == 1 ||
+        atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
+        request_free(r);
 }
 
 MPI_Request cdn_request_publish(struct cdn_request *r)
@@ -219,6 +266,8 @@ void cdn_request_event(struct cdn_request *r)
 {
     struct cdn_request *parent = r->parent;
     bool hook = r->ops != NULL && r->ops->complete != NULL;
+    /* Read before the completion: the owner may free r as soon as cc is 0. */
+    bool owned = r->owner_waits;
     int last = 2;
     /* The last event of a request without a hook: one read-modify-write
      * takes cc from 2 to 0. */
@@ -231,13 +280,18 @@ void cdn_request_event(struct cdn_request *r)
         if (hook)
             r->ops->complete(r);
         parent = r->parent;
+        owned = r->owner_waits;  /* (again: not kept across the hook) */
         /* seq_cst read-modify-write, as above: cdn_progress_signal's fence */
         atomic_exchange_explicit(&r->cc, 0, memory_order_seq_cst);
     }
+    /* The engine's reference, taken by cdn_request_arm, goes first: what
+     * follows does not touch r.  Rarely the last (the owner still holds
+     * its own), so no load first as in release. */
+    if (!owned && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
+        request_free(r);
     if (parent != NULL)
         cdn_request_event(parent);
     cdn_progress_signal();
-    cdn_request_release(r);  /* the engine's reference, taken by cdn_request_arm */
 }
 
 static bool request_done(void *arg)

@@ -146,14 +146,37 @@ struct cdn_dt_segment {
     struct cdn_datatype *dt;
     MPI_Count bytes;  /* count * size */
     char *contig;     /* start of the single run, or NULL */
+    bool ref;         /* holds a reference on dt (a derived type) */
 };
+/* Where count elements of dt at buf are when they are one run in memory
+ * (any zero-byte buffer is), else NULL; *bytes = count * size.  No
+ * reference taken: what a call that is done with the buffer before it
+ * returns needs of a segment. */
+char *cdn_dt_contig_run(const void *buf, MPI_Count count, const struct cdn_datatype *dt,
+                        MPI_Count *bytes);
+/* Cheap for a contiguous buffer of a builtin type (no reference to take,
+ * no layout to look at beyond the type's root): it is on every send and
+ * receive request. */
 void cdn_dt_segment_init(struct cdn_dt_segment *seg, const void *buf, MPI_Count count,
                          struct cdn_datatype *dt);
-void cdn_dt_segment_fini(struct cdn_dt_segment *seg);
-MPI_Count cdn_dt_segment_bytes(const struct cdn_dt_segment *seg); /* count * size */
+static inline void cdn_dt_segment_fini(struct cdn_dt_segment *seg)
+{
+    if (seg->ref)
+        cdn_datatype_release(seg->dt);
+    seg->ref = false;
+    seg->dt = NULL;
+}
+/* count * size */
+static inline MPI_Count cdn_dt_segment_bytes(const struct cdn_dt_segment *seg)
+{
+    return seg->bytes;
+}
 /* The address of the packed stream in the user's buffer if it is one
  * contiguous run (send/receive it in place), else NULL. */
-void *cdn_dt_segment_contig(const struct cdn_dt_segment *seg);
+static inline void *cdn_dt_segment_contig(const struct cdn_dt_segment *seg)
+{
+    return seg->contig;
+}
 MPI_Count cdn_dt_pack(struct cdn_dt_segment *seg, MPI_Count offset, void *dst, MPI_Count len);
 MPI_Count cdn_dt_unpack(struct cdn_dt_segment *seg, MPI_Count offset, const void *src, MPI_Count len);
 

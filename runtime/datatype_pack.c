@@ -188,25 +188,33 @@ static void xfer(const struct cdn_dt_node *n, char *base, MPI_Count skip, MPI_Co
     }
 }
 
+/* cdn_datatype_is_contig, inline */
+static inline char *contig_run(const void *buf, MPI_Count count, const struct cdn_datatype *dt,
+                               MPI_Count *bytes)
+{
+    *bytes = count * dt->size;
+    bool contig = *bytes == 0 || (dt->root->kind == CDN_DT_LEAF &&
+                                  (count == 1 || dt->ub - dt->lb == dt->size));
+    return contig ? (char *)(uintptr_t)buf + dt->true_lb : NULL;
+}
+
+char *cdn_dt_contig_run(const void *buf, MPI_Count count, const struct cdn_datatype *dt,
+                        MPI_Count *bytes)
+{
+    return contig_run(buf, count, dt, bytes);
+}
+
 void cdn_dt_segment_init(struct cdn_dt_segment *seg, const void *buf, MPI_Count count,
                          struct cdn_datatype *dt)
 {
-    cdn_datatype_retain(dt);
+    seg->ref = !dt->builtin;  /* cdn_datatype_retain, inline */
+    if (seg->ref)
+        atomic_fetch_add_explicit(&dt->refs, 1, memory_order_relaxed);
     seg->buf = (char *)(uintptr_t)buf;
     seg->count = count > 0 ? count : 0;
     seg->dt = dt;
-    seg->bytes = seg->count * dt->size;
-    seg->contig = cdn_datatype_is_contig(dt, seg->count) ? seg->buf + dt->true_lb : NULL;
+    seg->contig = contig_run(buf, seg->count, dt, &seg->bytes);
 }
-
-void cdn_dt_segment_fini(struct cdn_dt_segment *seg)
-{
-    cdn_datatype_release(seg->dt);
-    seg->dt = NULL;
-}
-
-MPI_Count cdn_dt_segment_bytes(const struct cdn_dt_segment *seg) { return seg->bytes; }
-void *cdn_dt_segment_contig(const struct cdn_dt_segment *seg) { return seg->contig; }
 
 static MPI_Count segment_xfer(struct cdn_dt_segment *seg, MPI_Count offset, char *packed, MPI_Count len,
                               enum dir dir)
@@ -215,11 +223,15 @@ static MPI_Count segment_xfer(struct cdn_dt_segment *seg, MPI_Count offset, char
         return 0;
     if (len > seg->bytes - offset)
         len = seg->bytes - offset;
+    if (seg->contig != NULL) {  /* one run: what copy_run below does, without the cursor */
+        if (dir == PACK)
+            memcpy(packed, seg->contig + offset, (size_t)len);
+        else
+            memcpy(seg->contig + offset, packed, (size_t)len);
+        return len;
+    }
     struct cursor c = {.packed = packed, .dir = dir, .stream = dir == PACK && len >= CDN_DT_NT_BYTES};
-    if (seg->contig != NULL)
-        copy_run(seg->contig + offset, len, &c);
-    else
-        xfer_rep(seg->dt->root, seg->buf, seg->dt->ub - seg->dt->lb, seg->count, offset, len, &c);
+    xfer_rep(seg->dt->root, seg->buf, seg->dt->ub - seg->dt->lb, seg->count, offset, len, &c);
 #if defined(__x86_64__)
     if (c.stream)
         _mm_sfence();   /* the stores are ordered before whatever reports the pack done */

@@ -82,7 +82,20 @@ static inline enum cdn_want posted_want(const struct cdn_request *r)
     return r->u.p2p.urgent ? CDN_WANT_DATA : CDN_WANT_POSTED;
 }
 
-static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
+/* A receive raising a want is posted (+1) or leaves the queue (-1), under
+ * m->lock: the engine hears when the context's count leaves or reaches
+ * zero (match.h, wants). */
+static inline void posted_want_add(struct cdn_match_ctx *m, const struct cdn_request *r, int delta)
+{
+    enum cdn_want w = posted_want(r);
+    int old = m->wants[w];
+    m->wants[w] = old + delta;
+    if (old == 0 || old + delta == 0)
+        cdn_progress_want(w, delta);
+}
+
+static inline __attribute__((always_inline)) void posted_remove(struct cdn_match_ctx *m,
+                                                                 struct cdn_request *r)
 {
     if (r->prev)
         r->prev->next = r->next;
@@ -94,7 +107,7 @@ static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
         m->posted_tail = r->prev;
     r->next = r->prev = NULL;
     if (!r->u.p2p.waited)
-        cdn_progress_want(posted_want(r), -1);
+        posted_want_add(m, r, -1);
 }
 
 struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq)
@@ -109,7 +122,7 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
         }
     }
     if (!rreq->u.p2p.waited)
-        cdn_progress_want(posted_want(rreq), 1);  /* before the message can skip the doorbell */
+        posted_want_add(m, rreq, 1);  /* before the message can skip the doorbell */
     rreq->next = NULL;
     rreq->prev = m->posted_tail;
     if (m->posted_tail)
@@ -141,18 +154,12 @@ static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
     return msg;
 }
 
-struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_msg *tmpl,
-                                     const void *payload, bool *failed)
+/* cdn_match_arrive found no receive: queue a copy (still under m->lock,
+ * released here).  Apart, so the matched path saves no registers for it. */
+static __attribute__((noinline)) void arrive_unexpected(struct cdn_match_ctx *m,
+                                                         const struct cdn_msg *tmpl,
+                                                         const void *payload, bool *failed)
 {
-    *failed = false;
-    cdn_spin_lock(&m->lock);
-    for (struct cdn_request *r = m->posted; r != NULL; r = r->next) {
-        if (matches(r->u.p2p.rank, r->u.p2p.tag, &tmpl->h)) {
-            posted_remove(m, r);
-            cdn_spin_unlock(&m->lock);
-            return r;
-        }
-    }
     struct cdn_msg *msg = msg_copy(tmpl, payload);
     if (msg == NULL) {
         *failed = true;
@@ -165,6 +172,21 @@ struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_m
         m->unexp_tail = msg;
     }
     cdn_spin_unlock(&m->lock);
+}
+
+struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_msg *tmpl,
+                                     const void *payload, bool *failed)
+{
+    *failed = false;
+    cdn_spin_lock(&m->lock);
+    for (struct cdn_request *r = m->posted; r != NULL; r = r->next) {
+        if (matches(r->u.p2p.rank, r->u.p2p.tag, &tmpl->h)) {
+            posted_remove(m, r);
+            cdn_spin_unlock(&m->lock);
+            return r;
+        }
+    }
+    arrive_unexpected(m, tmpl, payload, failed);
     return NULL;
 }
 

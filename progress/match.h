@@ -46,6 +46,11 @@ struct cdn_match_ctx {
     struct cdn_spin lock;       /* every post and arrival takes it: progress/spin.h */
     struct cdn_request *posted, *posted_tail;
     struct cdn_msg *unexp, *unexp_tail;
+    /* Posted receives raising each want (enum cdn_want; the waited ones
+     * raise none), counted under lock: the context raises a want of the
+     * engine's only while its count is above zero, so a stream of
+     * receives on one communicator takes no read-modify-write for it. */
+    int wants[3];
 };
 
 /* Context ids below CDN_MATCH_CHUNK (every communicator of a job that makes

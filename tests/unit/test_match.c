@@ -351,6 +351,24 @@ START_TEST(test_wants_reach_transport_at_edges)
     ck_assert_int_eq(atomic_load(&fake_want_count), 1);
     cdn_progress_want(CDN_WANT_POSTED, -1);
     ck_assert_int_eq(atomic_load(&fake_want_count), 0);
+    /* five receives posted on a communicator, then matched: the
+     * transport hears of the first and the last only */
+    struct cdn_match_ctx *m = cdn_match_ctx_get(105);
+    atomic_store(&fake_want_calls, 0);
+    struct cdn_request *r[5];
+    for (int i = 0; i < 5; i++) {
+        r[i] = recv_req(0, i);
+        ck_assert_ptr_null(cdn_match_post(m, r[i]));
+    }
+    ck_assert_int_eq(atomic_load(&fake_want_count), 1);
+    for (int i = 0; i < 5; i++) {
+        struct cdn_msg tmpl = msg_of(0, i, 0);
+        bool failed;
+        ck_assert_ptr_eq(cdn_match_arrive(m, &tmpl, NULL, &failed), r[i]);
+        cdn_request_release(r[i]);
+    }
+    ck_assert_int_eq(atomic_load(&fake_want_count), 0);
+    ck_assert_int_eq(atomic_load(&fake_want_calls), 2);
     cdn_engine.ntransports = 0;
 }
 END_TEST

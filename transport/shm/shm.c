@@ -629,10 +629,8 @@ static int shm_poll(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
     int n = 0;
-    for (int i = 0; i < st->nlocal; i++) {
-        if (i == st->me)
-            continue;
-        struct shm_peer *p = &st->peers[i];
+    for (int i = 0; i < st->nin; i++) {
+        struct shm_peer *p = st->from[i];
         struct shm_cell *c;
         for (int k = 0; k < SHM_RING_CELLS && (c = shm_ring_peek(&p->cons)) != NULL; k++) {
             handle(st, p, c);
@@ -768,11 +766,15 @@ static int shm_init(struct cdn_transport *tp)
     if (rc != MPI_SUCCESS)
         return rc;
     st->in = malloc((size_t)st->nlocal * sizeof *st->in);
-    if (st->in == NULL)
+    st->from = malloc((size_t)st->nlocal * sizeof *st->from);
+    if (st->in == NULL || st->from == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: shm transport: out of memory");
-    for (int i = 0; i < st->nlocal; i++)
-        if (i != st->me)
-            st->in[st->nin++] = &st->seg->rings[i];
+    for (int i = 0; i < st->nlocal; i++) {
+        if (i != st->me) {
+            st->in[st->nin] = &st->seg->rings[i];
+            st->from[st->nin++] = &st->peers[i];
+        }
+    }
     return MPI_SUCCESS;
 }
 
@@ -792,6 +794,7 @@ static void shm_finalize(struct cdn_transport *tp)
     free(st->peers);
     free(st->local_of);
     free(st->in);
+    free(st->from);
     free(st);
 }
 

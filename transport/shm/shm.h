@@ -60,6 +60,7 @@ struct shm_state {
     struct shm_seg *seg;             /* ours */
     struct shm_ring **in;            /* its inbound rings, peers[me]'s left out: every
                                       * empty poll looks at each (shm_busy) */
+    struct shm_peer **from;          /* ... and the peer writing each (shm_poll) */
     int nin;
     size_t seglen;
     int segfd;                       /* its memfd, until every peer has it */

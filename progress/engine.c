@@ -29,6 +29,7 @@
 #include "progress/params.h"
 #include "progress/request.h"
 #include "progress/sent.h"
+#include "progress/spin.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
@@ -55,7 +56,6 @@ static CDN_TLS bool starting;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 static atomic_bool napping;    /* the progress thread naps unarmed (cdn_progress_nap) */
-static atomic_int urgent_wants; /* CDN_WANT_DATA and CDN_WANT_DONE raised: no nap */
 static int timer_tag;          /* epoll data of the timer_fd */
 
 /* Read an eventfd or timerfd empty (another reader may have: EAGAIN). */
@@ -93,33 +93,6 @@ static bool all_reached(void)
         if (w != cdn_rt.world_rank && cdn_progress_transport_for(w) == NULL)
             return false;
     return true;
-}
-
-/* The transport of each world rank, asked once when the transports open
- * (cdn_progress_transport_for is on every send). */
-static struct cdn_transport **peer_tp;
-static int npeer_tp;
-
-static __attribute__((noinline)) struct cdn_transport *transport_ask(int world_rank)
-{
-    for (int i = 0; i < cdn_engine.ntransports; i++) {
-        struct cdn_transport *tp = cdn_engine.transports[i];
-        if (tp->ops->reaches(tp, world_rank))
-            return tp;
-    }
-    return NULL;
-}
-
-static int peer_tp_fill(void)
-{
-    peer_tp = calloc((size_t)cdn_rt.world_size, sizeof *peer_tp);
-    if (peer_tp == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: out of memory for the transport table of %d "
-                       "ranks", cdn_rt.world_size);
-    for (int w = 0; w < cdn_rt.world_size; w++)
-        peer_tp[w] = transport_ask(w);
-    npeer_tp = cdn_rt.world_size;
-    return MPI_SUCCESS;
 }
 
 /* CADENCE_TRANSPORTS (default "shm,tcp"): the transports to use, in order
@@ -162,7 +135,7 @@ static int transports_open(void)
         if (cdn_engine.transports[i]->eager_limit < min)
             min = cdn_engine.transports[i]->eager_limit;
     cdn_engine.eager_min = cdn_engine.ntransports > 0 ? min : 0;
-    return peer_tp_fill();
+    return MPI_SUCCESS;
 }
 
 bool cdn_progress_oversubscribed(int local_size)
@@ -220,6 +193,15 @@ int cdn_progress_wireup(void)
             epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, fd, &ev);
         }
     }
+    /* Which transport reaches whom is fixed from now on: a table answers
+     * every send (cdn_progress_transport_for).  Without memory, the
+     * transports are asked each time. */
+    cdn_engine.transport_of = malloc((size_t)cdn_rt.world_size * sizeof *cdn_engine.transport_of);
+    if (cdn_engine.transport_of != NULL) {
+        for (int w = 0; w < cdn_rt.world_size; w++)
+            cdn_engine.transport_of[w] = cdn_progress_transport_find(w);
+        cdn_engine.ntransport_of = cdn_rt.world_size;
+    }
     /* Fixed before any application thread polls: enter and leave must
      * agree on it, or a transport's count of pollers would drift. */
     cdn_engine.quiet_poll = cdn_engine.thread_on;
@@ -245,9 +227,9 @@ void cdn_progress_finalize(void)
         tp->ops->finalize(tp);
     }
     cdn_engine.ntransports = 0;
-    free(peer_tp);
-    peer_tp = NULL;
-    npeer_tp = 0;
+    cdn_engine.ntransport_of = 0;
+    free(cdn_engine.transport_of);
+    cdn_engine.transport_of = NULL;
     close(cdn_engine.epfd);
     close(cdn_engine.wake_fd);
     close(cdn_engine.park_epfd);
@@ -419,8 +401,9 @@ static int run_work(void)
     return n;
 }
 
-/* Does some transport have input (a lock-free look)? */
-static bool any_busy(void)
+/* Does some transport have input (a lock-free look)?  Inline: every empty
+ * poll of a waiting thread runs it. */
+static inline __attribute__((always_inline)) bool any_busy(void)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
@@ -556,7 +539,8 @@ bool cdn_progress_nap(long timeout_ns)
      * schedule waiting for a completion rely on the doorbells, so either
      * we see the want and arm, or its rise kicks us */
     atomic_store_explicit(&napping, true, memory_order_seq_cst);
-    bool nap = atomic_load_explicit(&urgent_wants, memory_order_seq_cst) == 0;
+    bool nap = atomic_load_explicit(&cdn_engine.wants[CDN_WANT_DATA], memory_order_seq_cst) <= 0 &&
+               atomic_load_explicit(&cdn_engine.wants[CDN_WANT_DONE], memory_order_seq_cst) <= 0;
     if (nap)
         engine_wait(timeout_ns);
     atomic_store_explicit(&napping, false, memory_order_relaxed);
@@ -791,11 +775,14 @@ void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)
     cdn_progress_wait_until(cond, arg);
 }
 
-struct cdn_transport *cdn_progress_transport_for(int world_rank)
+struct cdn_transport *cdn_progress_transport_find(int world_rank)
 {
-    if ((unsigned)world_rank < (unsigned)npeer_tp)
-        return peer_tp[world_rank];
-    return transport_ask(world_rank);
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->reaches(tp, world_rank))
+            return tp;
+    }
+    return NULL;
 }
 
 size_t cdn_progress_eager_limit(int world_rank)
@@ -809,20 +796,50 @@ size_t cdn_progress_eager_min(void)
     return cdn_engine.eager_min;
 }
 
-void cdn_progress_want(enum cdn_want w, int delta)
+/* A want's count in this process left or reached zero (cdn_progress_want).
+ * Each such edge makes exactly one change of one to the transports'
+ * counts, so they always add up to the number of wants that are raised
+ * here (0 or 1), whatever order two threads' edges reach them in.  They
+ * may be out of step for a moment: thread A raises 0 -> 1, thread B lowers
+ * 1 -> 0 and its -1 reaches the doorbell before A's +1 (a moment at -1,
+ * read as none, while none is raised here), or a third thread raises
+ * 0 -> 1 again and its +1 lands before A's (a moment at 0 after B's -1
+ * while a want is raised here, until A's +1 lands).  No wake-up is lost
+ * by it: a doorbell count reaches 1 only by a +1 that finds 0, and that
+ * +1 is a seq_cst read-modify-write followed by the look at sleepers and
+ * rings (shm_want) -- every cell a producer wrote without ringing while
+ * the count read 0 or less is found by that look, just as for a want
+ * rising the first time. */
+void cdn_progress_want_edge(enum cdn_want w, int delta)
 {
-    if (w != CDN_WANT_POSTED && atomic_fetch_add_explicit(&urgent_wants, delta,
-                                                          memory_order_seq_cst) == 0 &&
-        delta > 0 && atomic_load_explicit(&napping, memory_order_seq_cst))
+    int edge = delta > 0 ? 1 : -1;
+    if (edge > 0 && w != CDN_WANT_POSTED &&
+        atomic_load_explicit(&napping, memory_order_seq_cst))
         kick_fd();  /* cdn_progress_nap */
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
-        if (tp->ops->want == NULL || !tp->ops->want(tp, (int)w, delta) || cdn_progress_in_thread)
+        if (tp->ops->want == NULL || !tp->ops->want(tp, (int)w, edge) || cdn_progress_in_thread)
             continue;
         if (cdn_engine.thread_on)
             wake_soon();  /* like started work: not inside the call that raised the want */
         else
             kick_fd();
+    }
+}
+
+/* The lock is held (spin.h): spin on a plain load (no line bouncing
+ * between spinners), then yield between tries -- the holder may need
+ * this processor. */
+void cdn_spin_lock_slow(struct cdn_spin *l)
+{
+    for (int tries = 0;; tries++) {
+        for (int i = 0; i < 128 && atomic_load_explicit(&l->held, memory_order_relaxed); i++)
+            CDN_CPU_RELAX();
+        if (!atomic_load_explicit(&l->held, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&l->held, true, memory_order_acquire))
+            return;
+        if (tries > 0)
+            sched_yield();
     }
 }
 

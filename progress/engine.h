@@ -95,6 +95,14 @@ struct cdn_engine {
      * threads poll (transport op `polled`): the progress thread then stands
      * aside asleep in its ordinary epoll instead of parking. */
     bool quiet_poll;
+    /* The transport reaching each world rank (NULL: none), filled at
+     * wire-up; ntransport_of is 0 until then. */
+    struct cdn_transport **transport_of;
+    int ntransport_of;
+    /* This process's wants (enum cdn_want), counted here; the transports
+     * hear only of a count leaving or reaching zero (cdn_progress_want).
+     * A line of its own: every posted receive moves it. */
+    _Alignas(64) atomic_int wants[3];
 };
 
 extern struct cdn_engine cdn_engine;
@@ -139,17 +147,36 @@ void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned 
  * urgent receives, schedules: they rely on the doorbells). */
 bool cdn_progress_nap(long timeout_ns);
 /* Add delta to a want (enum cdn_want); every rise must be matched by a
- * fall.  A rise from none re-checks the transports and wakes the sleeper
- * if what it now wants already arrived. */
-void cdn_progress_want(enum cdn_want w, int delta);
+ * fall.  Counted in this process (one read-modify-write on a line no peer
+ * reads); only a count rising from none or falling to none reaches the
+ * transports (cdn_progress_want_edge), so a stream of posted receives
+ * touches the peers' doorbell lines twice, not twice per receive.  A rise
+ * from none re-checks the transports and wakes the sleeper if what it now
+ * wants already arrived. */
+void cdn_progress_want_edge(enum cdn_want w, int delta);
+static inline void cdn_progress_want(enum cdn_want w, int delta)
+{
+    /* seq_cst: pairs with cdn_progress_nap's look at the wants */
+    int old = atomic_fetch_add_explicit(&cdn_engine.wants[w], delta, memory_order_seq_cst);
+    if (old == 0 || old + delta == 0)
+        cdn_progress_want_edge(w, delta);
+}
 /* Progress thread, just woken: if an application thread is still inside
  * the call that armed the start timer, sleep until it is out (the thread
  * would otherwise run its work inside that call). */
 void cdn_progress_let_app_out(void);
 /* Interrupt whoever sleeps in epoll (new queued work, shutdown). */
 void cdn_progress_kick(void);
-/* The transport that reaches a world rank, or NULL. */
-struct cdn_transport *cdn_progress_transport_for(int world_rank);
+/* The transport that reaches a world rank, or NULL.  Every send asks: after
+ * wire-up a table by world rank answers (transports_of), before it (and
+ * for ranks outside the table) the transports are asked in order. */
+struct cdn_transport *cdn_progress_transport_find(int world_rank);
+static inline struct cdn_transport *cdn_progress_transport_for(int world_rank)
+{
+    if ((unsigned)world_rank < (unsigned)cdn_engine.ntransport_of)
+        return cdn_engine.transport_of[world_rank];
+    return cdn_progress_transport_find(world_rank);
+}
 /* The largest message the transport reaching world_rank sends eagerly
  * (whole, with no answer from the receiver); 0 if none reaches it. */
 size_t cdn_progress_eager_limit(int world_rank);

@@ -6,6 +6,7 @@
 #include "progress/match.h"
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +14,15 @@
 #include "progress/engine.h"
 #include "progress/request.h"
 
-#define CDN_MATCH_CHUNK 1024
 #define CDN_MATCH_CHUNKS 1024
 
-static _Atomic(struct cdn_match_ctx *) *_Atomic ctx_chunks[CDN_MATCH_CHUNKS];
+_Atomic(struct cdn_match_ctx *) cdn_match_ctx_low[CDN_MATCH_CHUNK];
+/* Chunk 0 is the static array the inline lookup reads (match.h). */
+static _Atomic(struct cdn_match_ctx *) *_Atomic ctx_chunks[CDN_MATCH_CHUNKS] = {cdn_match_ctx_low};
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 
-struct cdn_match_ctx *cdn_match_ctx_get(uint32_t id)
+/* cdn_match_ctx_get's slow path: a high id, or a context not made yet. */
+struct cdn_match_ctx *cdn_match_ctx_make(uint32_t id)
 {
     uint32_t c = id / CDN_MATCH_CHUNK, i = id % CDN_MATCH_CHUNK;
     if (c >= CDN_MATCH_CHUNKS)
@@ -44,7 +47,7 @@ struct cdn_match_ctx *cdn_match_ctx_get(uint32_t id)
         if (m == NULL)
             goto fail;
         m->id = id;
-        pthread_mutex_init(&m->lock, NULL);
+        atomic_init(&m->lock.held, false);
         atomic_store_explicit(&chunk[i], m, memory_order_release);
     }
     pthread_mutex_unlock(&ctx_lock);
@@ -79,7 +82,20 @@ static inline enum cdn_want posted_want(const struct cdn_request *r)
     return r->u.p2p.urgent ? CDN_WANT_DATA : CDN_WANT_POSTED;
 }
 
-static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
+/* A receive raising a want is posted (+1) or leaves the queue (-1), under
+ * m->lock: the engine hears when the context's count leaves or reaches
+ * zero (match.h, wants). */
+static inline void posted_want_add(struct cdn_match_ctx *m, const struct cdn_request *r, int delta)
+{
+    enum cdn_want w = posted_want(r);
+    int old = m->wants[w];
+    m->wants[w] = old + delta;
+    if (old == 0 || old + delta == 0)
+        cdn_progress_want(w, delta);
+}
+
+static inline __attribute__((always_inline)) void posted_remove(struct cdn_match_ctx *m,
+                                                                 struct cdn_request *r)
 {
     if (r->prev)
         r->prev->next = r->next;
@@ -91,22 +107,22 @@ static void posted_remove(struct cdn_match_ctx *m, struct cdn_request *r)
         m->posted_tail = r->prev;
     r->next = r->prev = NULL;
     if (!r->u.p2p.waited)
-        cdn_progress_want(posted_want(r), -1);
+        posted_want_add(m, r, -1);
 }
 
 struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq)
 {
     int src = rreq->u.p2p.rank, tag = rreq->u.p2p.tag;
-    pthread_mutex_lock(&m->lock);
+    cdn_spin_lock(&m->lock);
     for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
         if (matches(src, tag, &msg->h)) {
             unexp_remove(m, msg);
-            pthread_mutex_unlock(&m->lock);
+            cdn_spin_unlock(&m->lock);
             return msg;
         }
     }
     if (!rreq->u.p2p.waited)
-        cdn_progress_want(posted_want(rreq), 1);  /* before the message can skip the doorbell */
+        posted_want_add(m, rreq, 1);  /* before the message can skip the doorbell */
     rreq->next = NULL;
     rreq->prev = m->posted_tail;
     if (m->posted_tail)
@@ -114,7 +130,7 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
     else
         m->posted = rreq;
     m->posted_tail = rreq;
-    pthread_mutex_unlock(&m->lock);
+    cdn_spin_unlock(&m->lock);
     return NULL;
 }
 
@@ -138,18 +154,12 @@ static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
     return msg;
 }
 
-struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_msg *tmpl,
-                                     const void *payload, bool *failed)
+/* cdn_match_arrive found no receive: queue a copy (still under m->lock,
+ * released here).  Apart, so the matched path saves no registers for it. */
+static __attribute__((noinline)) void arrive_unexpected(struct cdn_match_ctx *m,
+                                                         const struct cdn_msg *tmpl,
+                                                         const void *payload, bool *failed)
 {
-    *failed = false;
-    pthread_mutex_lock(&m->lock);
-    for (struct cdn_request *r = m->posted; r != NULL; r = r->next) {
-        if (matches(r->u.p2p.rank, r->u.p2p.tag, &tmpl->h)) {
-            posted_remove(m, r);
-            pthread_mutex_unlock(&m->lock);
-            return r;
-        }
-    }
     struct cdn_msg *msg = msg_copy(tmpl, payload);
     if (msg == NULL) {
         *failed = true;
@@ -161,14 +171,29 @@ struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_m
             m->unexp = msg;
         m->unexp_tail = msg;
     }
-    pthread_mutex_unlock(&m->lock);
+    cdn_spin_unlock(&m->lock);
+}
+
+struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_msg *tmpl,
+                                     const void *payload, bool *failed)
+{
+    *failed = false;
+    cdn_spin_lock(&m->lock);
+    for (struct cdn_request *r = m->posted; r != NULL; r = r->next) {
+        if (matches(r->u.p2p.rank, r->u.p2p.tag, &tmpl->h)) {
+            posted_remove(m, r);
+            cdn_spin_unlock(&m->lock);
+            return r;
+        }
+    }
+    arrive_unexpected(m, tmpl, payload, failed);
     return NULL;
 }
 
 bool cdn_match_unpost(struct cdn_match_ctx *m, struct cdn_request *rreq)
 {
     bool found = false;
-    pthread_mutex_lock(&m->lock);
+    cdn_spin_lock(&m->lock);
     for (struct cdn_request *r = m->posted; r != NULL; r = r->next) {
         if (r == rreq) {
             posted_remove(m, r);
@@ -176,14 +201,14 @@ bool cdn_match_unpost(struct cdn_match_ctx *m, struct cdn_request *rreq)
             break;
         }
     }
-    pthread_mutex_unlock(&m->lock);
+    cdn_spin_unlock(&m->lock);
     return found;
 }
 
 bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_transport *tp, int peer, uint64_t wire_id)
 {
     struct cdn_msg *found = NULL;
-    pthread_mutex_lock(&m->lock);
+    cdn_spin_lock(&m->lock);
     for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
         if (msg->tp == tp && msg->peer == peer && msg->wire_id == wire_id) {
             unexp_remove(m, msg);
@@ -191,7 +216,7 @@ bool cdn_match_unsend(struct cdn_match_ctx *m, struct cdn_transport *tp, int pee
             break;
         }
     }
-    pthread_mutex_unlock(&m->lock);
+    cdn_spin_unlock(&m->lock);
     if (found != NULL)
         cdn_msg_free(found);
     return found != NULL;
@@ -201,7 +226,7 @@ bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
                      struct cdn_wire_hdr *h, struct cdn_msg **taken)
 {
     bool found = false;
-    pthread_mutex_lock(&m->lock);
+    cdn_spin_lock(&m->lock);
     for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
         if (matches(src, tag, &msg->h)) {
             *h = msg->h;
@@ -213,7 +238,7 @@ bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
             break;
         }
     }
-    pthread_mutex_unlock(&m->lock);
+    cdn_spin_unlock(&m->lock);
     return found;
 }
 
@@ -235,7 +260,7 @@ struct cdn_request *cdn_match_take_posted(bool (*pred)(const struct cdn_request 
             struct cdn_match_ctx *m = atomic_load(&chunk[i]);
             if (m == NULL)
                 continue;
-            pthread_mutex_lock(&m->lock);
+            cdn_spin_lock(&m->lock);
             for (struct cdn_request *r = m->posted, *next; r != NULL; r = next) {
                 next = r->next;
                 if (pred(r, arg)) {
@@ -244,7 +269,7 @@ struct cdn_request *cdn_match_take_posted(bool (*pred)(const struct cdn_request 
                     taken = r;
                 }
             }
-            pthread_mutex_unlock(&m->lock);
+            cdn_spin_unlock(&m->lock);
         }
     }
     pthread_mutex_unlock(&ctx_lock);
@@ -269,11 +294,13 @@ int cdn_match_finalize(void)
                 cdn_msg_free(msg);
                 left++;
             }
-            pthread_mutex_destroy(&m->lock);
             free(m);
+            atomic_store(&chunk[i], NULL);
         }
-        free((void *)chunk);
-        atomic_store(&ctx_chunks[c], NULL);
+        if (c > 0) {  /* chunk 0 is static */
+            free((void *)chunk);
+            atomic_store(&ctx_chunks[c], NULL);
+        }
     }
     pthread_mutex_unlock(&ctx_lock);
     return left;

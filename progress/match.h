@@ -17,10 +17,11 @@
 #ifndef CDN_MATCH_H
 #define CDN_MATCH_H
 
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "progress/spin.h"
 #include "transport/transport.h"
 
 struct cdn_request;
@@ -42,13 +43,35 @@ struct cdn_msg {
 
 struct cdn_match_ctx {
     uint32_t id;
-    pthread_mutex_t lock;
+    struct cdn_spin lock;       /* every post and arrival takes it: progress/spin.h */
     struct cdn_request *posted, *posted_tail;
     struct cdn_msg *unexp, *unexp_tail;
+    /* Posted receives raising each want (enum cdn_want; the waited ones
+     * raise none), counted under lock: the context raises a want of the
+     * engine's only while its count is above zero, so a stream of
+     * receives on one communicator takes no read-modify-write for it. */
+    int wants[3];
 };
 
+/* Context ids below CDN_MATCH_CHUNK (every communicator of a job that makes
+ * fewer than about 500) have their context in this static array, read
+ * without a call at every post and arrival; the others in chunks
+ * allocated on first use. */
+#define CDN_MATCH_CHUNK 1024
+extern _Atomic(struct cdn_match_ctx *) cdn_match_ctx_low[CDN_MATCH_CHUNK];
+
+struct cdn_match_ctx *cdn_match_ctx_make(uint32_t id);
+
 /* The matching context of a context id, created on first use (NULL: no memory). */
-struct cdn_match_ctx *cdn_match_ctx_get(uint32_t id);
+static inline struct cdn_match_ctx *cdn_match_ctx_get(uint32_t id)
+{
+    if (id < CDN_MATCH_CHUNK) {
+        struct cdn_match_ctx *m = atomic_load_explicit(&cdn_match_ctx_low[id], memory_order_acquire);
+        if (m != NULL)
+            return m;
+    }
+    return cdn_match_ctx_make(id);
+}
 
 /* Post a receive (its u.p2p.rank/tag/ctx are set).  Returns the oldest
  * matching unexpected message, removed from the queue, or NULL after

@@ -4,7 +4,10 @@
  * messages back out, probes, context creation on first use; the request
  * pool (handles kept across reuse, stale handles refused), the completion
  * counter (the hook runs once, before completion is visible; parents hear
- * from every child), and events delivered from many threads at once.
+ * from every child), and events delivered from many threads at once;
+ * posting and arriving from two threads at once (the matching lock), and
+ * the engine's wants reaching a transport only when they leave or reach
+ * zero, one change of one each, from many threads at once.
  */
 #include <check.h>
 #include <pthread.h>
@@ -12,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "progress/engine.h"
 #include "progress/match.h"
 #include "progress/request.h"
 #include "run_suite.h"
@@ -246,6 +250,129 @@ START_TEST(test_events_from_threads)
 }
 END_TEST
 
+/* Posts and arrivals of one context from two threads at once: each
+ * message is matched exactly once, by whichever side came second, and
+ * both queues end empty (the matching lock keeps the lists whole). */
+#define RACE_MSGS 20000
+static struct cdn_match_ctx *race_ctx;
+static int race_by_arrival;
+
+static void *race_arriver(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < RACE_MSGS; i++) {
+        struct cdn_msg tmpl = msg_of(1, 5, 0);
+        bool failed;
+        struct cdn_request *r = cdn_match_arrive(race_ctx, &tmpl, NULL, &failed);
+        ck_assert(!failed);
+        if (r != NULL) {
+            race_by_arrival++;
+            cdn_request_release(r);
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_post_and_arrive_from_threads)
+{
+    race_ctx = cdn_match_ctx_get(104);
+    race_by_arrival = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, race_arriver, NULL);
+    int by_post = 0;
+    for (int i = 0; i < RACE_MSGS; i++) {
+        struct cdn_request *r = recv_req(1, 5);
+        struct cdn_msg *msg = cdn_match_post(race_ctx, r);
+        if (msg != NULL) {
+            by_post++;
+            cdn_msg_free(msg);
+            cdn_request_release(r);
+        }
+    }
+    pthread_join(t, NULL);
+    ck_assert_int_eq(by_post + race_by_arrival, RACE_MSGS);
+    ck_assert_ptr_null(race_ctx->posted);
+    ck_assert_ptr_null(race_ctx->unexp);
+}
+END_TEST
+
+/* A transport that counts what the engine tells it of its wants. */
+static atomic_int fake_want_count, fake_want_calls, fake_want_bad;
+
+static bool fake_want(struct cdn_transport *tp, int want, int delta)
+{
+    (void)tp;
+    (void)want;
+    if (delta != 1 && delta != -1)
+        atomic_fetch_add(&fake_want_bad, 1);
+    atomic_fetch_add(&fake_want_count, delta);
+    atomic_fetch_add(&fake_want_calls, 1);
+    return false;
+}
+
+static const struct cdn_transport_ops fake_ops = {.name = "fake", .want = fake_want};
+static struct cdn_transport fake_tp = {.ops = &fake_ops};
+
+#define WANT_THREADS 4
+#define WANT_ROUNDS 100000
+
+static void *want_cycler(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < WANT_ROUNDS; i++) {
+        cdn_progress_want(CDN_WANT_POSTED, 1);
+        cdn_progress_want(CDN_WANT_POSTED, -1);
+    }
+    return NULL;
+}
+
+START_TEST(test_wants_reach_transport_at_edges)
+{
+    cdn_engine.transports[0] = &fake_tp;
+    cdn_engine.ntransports = 1;
+    /* 100 receives posted, then matched: the transport hears twice */
+    for (int i = 0; i < 100; i++)
+        cdn_progress_want(CDN_WANT_POSTED, 1);
+    ck_assert_int_eq(atomic_load(&fake_want_count), 1);
+    for (int i = 0; i < 100; i++)
+        cdn_progress_want(CDN_WANT_POSTED, -1);
+    ck_assert_int_eq(atomic_load(&fake_want_count), 0);
+    ck_assert_int_eq(atomic_load(&fake_want_calls), 2);
+    /* edges from many threads at once: the transport's count settles to
+     * the process's, each edge one change of one */
+    pthread_t t[WANT_THREADS];
+    for (int i = 0; i < WANT_THREADS; i++)
+        pthread_create(&t[i], NULL, want_cycler, NULL);
+    for (int i = 0; i < WANT_THREADS; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(atomic_load(&fake_want_count), 0);
+    ck_assert_int_eq(atomic_load(&fake_want_bad), 0);
+    cdn_progress_want(CDN_WANT_POSTED, 1);
+    ck_assert_int_eq(atomic_load(&fake_want_count), 1);
+    cdn_progress_want(CDN_WANT_POSTED, -1);
+    ck_assert_int_eq(atomic_load(&fake_want_count), 0);
+    /* five receives posted on a communicator, then matched: the
+     * transport hears of the first and the last only */
+    struct cdn_match_ctx *m = cdn_match_ctx_get(105);
+    atomic_store(&fake_want_calls, 0);
+    struct cdn_request *r[5];
+    for (int i = 0; i < 5; i++) {
+        r[i] = recv_req(0, i);
+        ck_assert_ptr_null(cdn_match_post(m, r[i]));
+    }
+    ck_assert_int_eq(atomic_load(&fake_want_count), 1);
+    for (int i = 0; i < 5; i++) {
+        struct cdn_msg tmpl = msg_of(0, i, 0);
+        bool failed;
+        ck_assert_ptr_eq(cdn_match_arrive(m, &tmpl, NULL, &failed), r[i]);
+        cdn_request_release(r[i]);
+    }
+    ck_assert_int_eq(atomic_load(&fake_want_count), 0);
+    ck_assert_int_eq(atomic_load(&fake_want_calls), 2);
+    cdn_engine.ntransports = 0;
+}
+END_TEST
+
 static Suite *match_suite(void)
 {
     Suite *s = suite_create("match");
@@ -254,6 +381,11 @@ static Suite *match_suite(void)
     tcase_add_test(tc, test_unexpected_in_arrival_order_with_payload);
     tcase_add_test(tc, test_unpost_and_unsend);
     tcase_add_test(tc, test_unsend_reused_cookie);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("threads");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_post_and_arrive_from_threads);
+    tcase_add_test(tc, test_wants_reach_transport_at_edges);
     suite_add_tcase(s, tc);
     tc = tcase_create("requests");
     tcase_set_timeout(tc, 30);

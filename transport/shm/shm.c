@@ -40,6 +40,7 @@
 #include "progress/job.h"
 #include "progress/params.h"
 #include "progress/request.h"
+#include "progress/spin.h"
 #include "runtime/error.h"
 #include "transport/shm/shm.h"
 #include "transport/shm/tsan.h"
@@ -66,7 +67,6 @@ struct shm_out {
 
 #define CMA_CHUNK (1 << 20)
 
-static int cell_need(const struct shm_cell *c);
 
 static struct shm_state *state_of(struct cdn_transport *tp)
 {
@@ -111,7 +111,7 @@ static void dequeue(struct shm_state *st, struct shm_peer *p)
 
 /* Write a send's first cell; false when the ring is full.  *done: an eager
  * send whose buffer is free (report after unlocking). */
-static bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_request *sreq,
+static inline bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_request *sreq,
                       bool *done)
 {
     struct shm_cell *c = shm_ring_reserve(&p->prod);
@@ -258,10 +258,10 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
 {
     struct shm_state *st = state_of(tp);
     struct shm_peer *p = peer_of(st, peer);
-    pthread_mutex_lock(&p->lock);
+    cdn_spin_lock(&p->lock);
     struct shm_cell *c = p->outq == NULL ? shm_ring_reserve(&p->prod) : NULL;
     if (c == NULL) {
-        pthread_mutex_unlock(&p->lock);
+        cdn_spin_unlock(&p->lock);
         return false;
     }
     c->h = *h;
@@ -271,7 +271,7 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
         memcpy(c->data, data, len);
     shm_ring_commit(&p->prod);
     int need = ring_need(p, SHM_RING_LAZY);
-    pthread_mutex_unlock(&p->lock);
+    cdn_spin_unlock(&p->lock);
     shm_bell_ring(&p->seg->bell, p->efd, need);
     return true;
 }
@@ -284,13 +284,13 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
         return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %lld bytes for rank %d",
                        (long long)sreq->u.p2p.bytes, p->world);
     bool done = false, sent = false;
-    pthread_mutex_lock(&p->lock);
+    cdn_spin_lock(&p->lock);
     if (p->outq == NULL)
         sent = emit_send(st, p, sreq, &done);
     if (!sent) {
         struct shm_out *o = calloc(1, sizeof *o);
         if (o == NULL) {
-            pthread_mutex_unlock(&p->lock);
+            cdn_spin_unlock(&p->lock);
             return cdn_err(MPI_ERR_NO_MEM, "send: out of memory queueing for rank %d", p->world);
         }
         o->kind = OUT_SEND;
@@ -299,7 +299,7 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
             cdn_progress_kick();
     }
     int need = sent ? ring_need(p, send_need(tp, sreq)) : SHM_WAKE_ALWAYS;
-    pthread_mutex_unlock(&p->lock);
+    cdn_spin_unlock(&p->lock);
     /* A full ring rings whatever the message: the receiver drains it. */
     shm_bell_ring(&p->seg->bell, p->efd, need);
     if (done)
@@ -320,7 +320,7 @@ static int ctrl_need(uint32_t type)
 
 static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct shm_ctrl *m)
 {
-    pthread_mutex_lock(&p->lock);
+    cdn_spin_lock(&p->lock);
     bool sent = p->outq == NULL && emit_ctrl(p, m);
     int need = sent ? ring_need(p, ctrl_need(m->type)) : SHM_WAKE_ALWAYS;
     if (!sent) {
@@ -331,7 +331,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
         o->ctrl = *m;
         queue(st, p, o);
     }
-    pthread_mutex_unlock(&p->lock);
+    cdn_spin_unlock(&p->lock);
     shm_bell_ring(&p->seg->bell, p->efd, need);
 }
 
@@ -359,18 +359,18 @@ static int shm_cancel(struct cdn_transport *tp, struct cdn_request *sreq)
 {
     struct shm_state *st = state_of(tp);
     struct shm_peer *p = peer_of(st, sreq->u.p2p.peer);
-    pthread_mutex_lock(&p->lock);
+    cdn_spin_lock(&p->lock);
     struct shm_out **link = &p->outq;
     while (*link != NULL && !((*link)->kind == OUT_SEND && (*link)->req == sreq))
         link = &(*link)->next;
     if (*link != NULL) {
         unqueue(st, p, link);
-        pthread_mutex_unlock(&p->lock);
+        cdn_spin_unlock(&p->lock);
         cdn_p2p_send_cancelled(sreq);
         return MPI_SUCCESS;
     }
     uint64_t wire_id = sreq->u.p2p.wire_id;
-    pthread_mutex_unlock(&p->lock);
+    cdn_spin_unlock(&p->lock);
     SHM_HB_RELEASE(sreq);
     send_ctrl(st, p, C_CANCEL, (uint64_t)(uintptr_t)sreq, sreq->u.p2p.ctx, wire_id);
     return MPI_SUCCESS;
@@ -539,11 +539,11 @@ static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_ce
     o->req = (struct cdn_request *)(uintptr_t)c->a;
     o->a = c->b;
     o->len = c->h.bytes;
-    pthread_mutex_lock(&p->lock);
+    cdn_spin_lock(&p->lock);
     queue(st, p, o);
     struct cdn_request *done = NULL, *streamed = NULL;
     int n = flush(st, p, &done, &streamed);
-    pthread_mutex_unlock(&p->lock);
+    cdn_spin_unlock(&p->lock);
     if (n > 0)
         shm_bell_ring(&p->seg->bell, p->efd, SHM_WAKE_ALWAYS);
     report(done, streamed);
@@ -560,7 +560,21 @@ static void on_data(const struct shm_cell *c)
         cdn_p2p_recv_done(rreq, MPI_SUCCESS);
 }
 
-static void handle(struct shm_state *st, struct shm_peer *p, struct shm_cell *c)
+/* The need a cell was written with (send_need, send_ctrl_msg).  The producer may be rewriting a cell taken meanwhile:
+ * shm_ring_would_ring re-checks its sequence number after this look. */
+static inline int cell_need(const struct shm_cell *c)
+{
+    uint16_t type = __atomic_load_n(&c->type, __ATOMIC_RELAXED);
+    if (type == C_RTS)
+        return SHM_WANT_POSTED;
+    if (type == C_EAGER)
+        return __atomic_load_n(&c->h.flags, __ATOMIC_RELAXED) & CDN_WIRE_SYNC ? SHM_WANT_POSTED
+                                                                              : SHM_WANT_DATA;
+    return ctrl_need(type);
+}
+
+static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_peer *p,
+                                             struct shm_cell *c)
 {
     if (cell_need(c) == SHM_WANT_POSTED)
         atomic_store_explicit(&p->cons.posted_taken,
@@ -616,13 +630,17 @@ static int shm_poll(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
     int n = 0;
-    for (int i = 0; i < st->nlocal; i++) {
-        if (i == st->me)
-            continue;
-        struct shm_peer *p = &st->peers[i];
+    for (int i = 0; i < st->nin; i++) {
+        struct shm_peer *p = st->from[i];
         struct shm_cell *c;
         for (int k = 0; k < SHM_RING_CELLS && (c = shm_ring_peek(&p->cons)) != NULL; k++) {
-            handle(st, p, c);
+            /* The common cell, a standard eager message, here; handle()
+             * does the same for it (not of need SHM_WANT_POSTED: nothing
+             * to count) and everything else. */
+            if (c->type == C_EAGER && !(c->h.flags & CDN_WIRE_SYNC))
+                cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0, p->cons.tail);
+            else
+                handle(st, p, c);
             shm_ring_release(&p->cons);
             n++;
         }
@@ -633,9 +651,9 @@ static int shm_poll(struct cdn_transport *tp)
             if (i == st->me)
                 continue;
             struct cdn_request *done = NULL, *streamed = NULL;
-            pthread_mutex_lock(&p->lock);
+            cdn_spin_lock(&p->lock);
             int m = p->outq != NULL ? flush(st, p, &done, &streamed) : 0;
-            pthread_mutex_unlock(&p->lock);
+            cdn_spin_unlock(&p->lock);
             if (m > 0) {
                 shm_bell_ring(&p->seg->bell, p->efd, SHM_WAKE_ALWAYS);
                 n += m;
@@ -648,10 +666,10 @@ static int shm_poll(struct cdn_transport *tp)
 
 /* Has any peer written a cell we have not read?  A fresh look at shared
  * memory (ring.h), so any thread may ask, armed or not. */
-static bool any_pending(const struct shm_state *st)
+static inline __attribute__((always_inline)) bool any_pending(const struct shm_state *st)
 {
-    for (int i = 0; i < st->nlocal; i++)
-        if (i != st->me && shm_ring_pending(st->peers[i].cons.ring))
+    for (int i = 0; i < st->nin; i++)
+        if (shm_ring_pending(st->in[i]))
             return true;
     return false;
 }
@@ -674,19 +692,6 @@ static int shm_arm(struct cdn_transport *tp)
     if (any_pending(st))
         return 1;
     return atomic_load(&st->queued) > 0 ? 2 : 0;
-}
-
-/* The need a cell was written with (send_need, send_ctrl_msg).  The producer may be rewriting a cell taken meanwhile:
- * shm_ring_would_ring re-checks its sequence number after this look. */
-static int cell_need(const struct shm_cell *c)
-{
-    uint16_t type = __atomic_load_n(&c->type, __ATOMIC_RELAXED);
-    if (type == C_RTS)
-        return SHM_WANT_POSTED;
-    if (type == C_EAGER)
-        return __atomic_load_n(&c->h.flags, __ATOMIC_RELAXED) & CDN_WIRE_SYNC ? SHM_WANT_POSTED
-                                                                              : SHM_WANT_DATA;
-    return ctrl_need(type);
 }
 
 /* Any unread cell that would ring b now (cell_need against b's wants)?
@@ -763,7 +768,21 @@ static bool shm_reaches(struct cdn_transport *tp, int world_rank)
 
 static int shm_init(struct cdn_transport *tp)
 {
-    return shm_seg_create(state_of(tp));
+    struct shm_state *st = state_of(tp);
+    int rc = shm_seg_create(st);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    st->in = malloc((size_t)st->nlocal * sizeof *st->in);
+    st->from = malloc((size_t)st->nlocal * sizeof *st->from);
+    if (st->in == NULL || st->from == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: shm transport: out of memory");
+    for (int i = 0; i < st->nlocal; i++) {
+        if (i != st->me) {
+            st->in[st->nin] = &st->seg->rings[i];
+            st->from[st->nin++] = &st->peers[i];
+        }
+    }
+    return MPI_SUCCESS;
 }
 
 static int shm_wireup(struct cdn_transport *tp)
@@ -778,10 +797,11 @@ static void shm_finalize(struct cdn_transport *tp)
     for (int i = 0; i < st->nlocal; i++) {
         while (st->peers[i].outq != NULL)
             dequeue(st, &st->peers[i]);
-        pthread_mutex_destroy(&st->peers[i].lock);
     }
     free(st->peers);
     free(st->local_of);
+    free(st->in);
+    free(st->from);
     free(st);
 }
 
@@ -831,7 +851,7 @@ struct cdn_transport *cdn_shm_transport_create(void)
         st->peers[i].world = peers[i];
         st->peers[i].efd = -1;
         st->peers[i].cma_ok = true;
-        pthread_mutex_init(&st->peers[i].lock, NULL);
+        atomic_init(&st->peers[i].lock.held, false);
         st->local_of[peers[i]] = i;
         if (peers[i] == cdn_job_rank())
             st->me = i;

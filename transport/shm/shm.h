@@ -14,10 +14,10 @@
 #ifndef CDN_SHM_H
 #define CDN_SHM_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "progress/spin.h"
 #include "transport/shm/ring.h"
 #include "transport/transport.h"
 
@@ -41,7 +41,8 @@ struct shm_peer {
     int efd;                         /* its doorbell */
     struct shm_seg *seg;             /* its segment, mapped here */
     size_t seglen;
-    pthread_mutex_t lock;            /* this process's producers into its ring */
+    struct cdn_spin lock;            /* this process's producers into its ring (each send
+                                      * takes it: progress/spin.h) */
     struct shm_prod prod;            /* our ring in its segment */
     struct shm_cons cons;            /* its ring in our segment (poll_lock) */
     struct shm_out *outq, *outq_tail;
@@ -57,6 +58,10 @@ struct shm_state {
     int *local_of;                   /* world rank -> local index, -1 if remote */
     int world_size;
     struct shm_seg *seg;             /* ours */
+    struct shm_ring **in;            /* its inbound rings, peers[me]'s left out: every
+                                      * empty poll looks at each (shm_busy) */
+    struct shm_peer **from;          /* ... and the peer writing each (shm_poll) */
+    int nin;
     size_t seglen;
     int segfd;                       /* its memfd, until every peer has it */
     char segname[64];                /* our abstract socket's name */

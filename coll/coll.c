@@ -133,6 +133,9 @@ int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *re
     int posted = n;
     for (int i = 0; rc == MPI_SUCCESS && i < nsends; i++) {
         const struct cdn_coll_msg *m = &sends[i];
+        /* a small message goes at once with no request, as MPI_Send's does */
+        if (cdn_p2p_send_now_internal(m->buf, m->count, m->dt, m->peer, tag, c))
+            continue;
         rc = cdn_p2p_send_internal(m->buf, m->count, m->dt, m->peer, tag, c, false, &rq[n]);
         n += rc == MPI_SUCCESS;
     }

@@ -298,8 +298,9 @@ int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int 
     return send_make(buf, count, dt, dest, tag, comm, comm->context_id, mode, persistent, out);
 }
 
-bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
-                      int tag, struct cdn_comm *comm)
+/* lazy: ctx is the user's context (cdn_p2p_send_lazy holds for the message) */
+static inline bool send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                            int tag, struct cdn_comm *comm, uint32_t ctx, bool lazy)
 {
     MPI_Count bytes;
     const char *data = cdn_dt_contig_run(buf, count, dt, &bytes);
@@ -311,12 +312,24 @@ bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt,
     struct cdn_transport *tp = cdn_progress_transport_for(peer);
     if (tp == NULL || tp->ops->send_now == NULL || (uint64_t)bytes > tp->eager_limit)
         return false;
-    struct cdn_wire_hdr h = {.ctx = comm->context_id, .src = comm->rank, .tag = tag,
+    struct cdn_wire_hdr h = {.ctx = ctx, .src = comm->rank, .tag = tag,
                              .flags = 0, .bytes = (uint64_t)bytes, .cookie = 0};
-    if (!tp->ops->send_now(tp, peer, &h, data, (size_t)bytes))
+    if (!tp->ops->send_now(tp, peer, &h, data, (size_t)bytes, lazy))
         return false;
     cdn_sent_count_one(tp);
     return true;
+}
+
+bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                      int tag, struct cdn_comm *comm)
+{
+    return send_now(buf, count, dt, dest, tag, comm, comm->context_id, true);
+}
+
+bool cdn_p2p_send_now_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt,
+                               int dest, int tag, struct cdn_comm *comm)
+{
+    return send_now(buf, count, dt, dest, tag, comm, CDN_COMM_CTX_COLL(comm), false);
 }
 
 int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,

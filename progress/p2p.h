@@ -43,14 +43,17 @@ int cdn_p2p_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source
  * caller: it raises no want while posted (request.h, waited). */
 int cdn_p2p_recv_waited(void *buf, MPI_Count count, struct cdn_datatype *dt, int source, int tag,
                         struct cdn_comm *comm, struct cdn_request **out);
-/* The same on the communicator's internal context (CDN_COMM_CTX_COLL, see
- * runtime/comm.h): what collectives and communicator management send on a
- * communicator's behalf, invisible to the user's receives.  Standard mode. */
 /* A blocking standard send written at once with no request when the
  * transport can (small, contiguous, another process, nothing queued);
  * false: nothing was sent, take cdn_p2p_send. */
 bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
                       int tag, struct cdn_comm *comm);
+/* The same two on the communicator's internal context (CDN_COMM_CTX_COLL,
+ * see runtime/comm.h): what collectives and communicator management send
+ * on a communicator's behalf, invisible to the user's receives.  Standard
+ * mode. */
+bool cdn_p2p_send_now_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt,
+                               int dest, int tag, struct cdn_comm *comm);
 int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out);

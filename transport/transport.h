@@ -44,11 +44,13 @@ struct cdn_transport_ops {
      * the channel is full.  Completion comes back through cdn_p2p_send_done. */
     int (*send)(struct cdn_transport *tp, struct cdn_request *sreq);
     /* Optional: a blocking standard send of len <= eager_limit contiguous
-     * bytes on a user's context, written now with no request (header h,
-     * cookie 0); false when it cannot go at once (messages queued for the
-     * peer, a full channel), and the caller takes the ordinary path. */
+     * bytes, written now with no request (header h, cookie 0); false when
+     * it cannot go at once (messages queued for the peer, a full channel),
+     * and the caller takes the ordinary path.  lazy: the message is on a
+     * user's context (cdn_p2p_send_lazy), else on a communicator's
+     * internal one, where a receive may be urgent. */
     bool (*send_now)(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
-                     const void *data, size_t len);
+                     const void *data, size_t len, bool lazy);
     /* A receive matched a rendezvous header: move the data into it, then
      * cdn_p2p_recv_done (and tell the sender). */
     int (*pull)(struct cdn_transport *tp, struct cdn_request *rreq);

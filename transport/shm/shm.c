@@ -250,11 +250,11 @@ static int send_need(struct cdn_transport *tp, const struct cdn_request *sreq)
 }
 
 /* A blocking standard eager send with no request (transport.h, send_now):
- * the cell and the doorbell of shm_send's eager case, lazily rung
- * (cdn_p2p_send_lazy holds for it).  Allocating, completing and freeing a
- * request was two thirds of a small MPI_Send's instructions. */
+ * the cell and the doorbell of shm_send's eager case (send_need: lazily
+ * rung on a user's context).  Allocating, completing and freeing a request
+ * was two thirds of a small MPI_Send's instructions. */
 static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
-                         const void *data, size_t len)
+                         const void *data, size_t len, bool lazy)
 {
     struct shm_state *st = state_of(tp);
     struct shm_peer *p = peer_of(st, peer);
@@ -270,7 +270,7 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
     if (len > 0)
         memcpy(c->data, data, len);
     shm_ring_commit(&p->prod);
-    int need = ring_need(p, SHM_RING_LAZY);
+    int need = ring_need(p, lazy ? SHM_RING_LAZY : SHM_WANT_DATA);
     cdn_spin_unlock(&p->lock);
     shm_bell_ring(&p->seg->bell, p->efd, need);
     return true;

@@ -162,6 +162,13 @@ static int self_send(struct cdn_request *sreq)
 }
 
 /* fresh: r was just made by send_make (cdn_request_arm_fresh). */
+/* The send request this thread is starting inside the call that made it
+ * (send_make): nobody else can see it before that call returns, so a
+ * transport that finishes with it there (an eager message written at once)
+ * completes it with plain stores (cdn_p2p_send_done).  Thread-local: a
+ * completion by another thread (a rendezvous's FIN) takes the usual path. */
+static CDN_TLS struct cdn_request *starting_unseen;
+
 static inline int send_start(struct cdn_request *r, bool fresh)
 {
     struct cdn_p2p *p = &r->u.p2p;
@@ -197,7 +204,10 @@ static inline int send_start(struct cdn_request *r, bool fresh)
             rc = cdn_err(MPI_ERR_OTHER, "send: no transport reaches world rank %d", p->peer);
         } else {
             cdn_sent_count_one(p->tp);
+            if (fresh && r->parent == NULL)
+                starting_unseen = r;
             rc = p->tp->ops->send(p->tp, r);
+            starting_unseen = NULL;
         }
     }
     if (rc != MPI_SUCCESS) {
@@ -214,6 +224,17 @@ int cdn_p2p_send_start(struct cdn_request *r)
 
 void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err)
 {
+    if (sreq == starting_unseen && err == MPI_SUCCESS && sreq->u.p2p.mode != CDN_SEND_SYNC) {
+        /* What cdn_request_event does for the last event of a request
+         * without a hook, parent or waiter, armed by cdn_request_arm_fresh:
+         * cc 2 -> 0 and the engine's reference dropped (refs 2 -> 1), as
+         * plain stores -- two read-modify-writes fewer, each of which waited
+         * for the cell just written to reach the receiver's core when
+         * messages stream (docs/progress.md, "Instructions per message"). */
+        atomic_store_explicit(&sreq->refs, 1, memory_order_relaxed);
+        atomic_store_explicit(&sreq->cc, 0, memory_order_release);
+        return;
+    }
     if (err != MPI_SUCCESS)
         sreq->status.MPI_ERROR = err;
     bool sync = sreq->u.p2p.mode == CDN_SEND_SYNC;

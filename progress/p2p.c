@@ -353,6 +353,14 @@ bool cdn_p2p_send_now_internal(const void *buf, MPI_Count count, struct cdn_data
     return send_now(buf, count, dt, dest, tag, comm, CDN_COMM_CTX_COLL(comm), false);
 }
 
+bool cdn_p2p_send_now_of(const struct cdn_request *sreq)
+{
+    const struct cdn_p2p *p = &sreq->u.p2p;
+    return p->mode == CDN_SEND_STANDARD &&
+           send_now(p->buf, p->count, p->dt, p->rank, p->tag, p->comm, p->ctx,
+                    p->ctx == p->comm->context_id);
+}
+
 int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out)

@@ -639,6 +639,11 @@ static void run_node(struct cdn_sched *s, int i)
     }
     switch (nd->kind) {
     case N_SEND:
+        /* A small message goes at once with no request event, as a
+         * blocking collective's (cdn_p2p_send_now_of): the node is done. */
+        if (cdn_p2p_send_now_of(nd->child))
+            break;
+        /* fall through */
     case N_RECV:
     case N_REQUEST:
         /* The proxy's completion hook completes this node, and possibly the

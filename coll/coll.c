@@ -120,7 +120,22 @@ int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *re
 {
     struct cdn_request *rq[2 * CDN_COLL_EXCHANGE_MAX];
     int n = 0, rc = MPI_SUCCESS;
-    cdn_progress_blocking_begin();  /* the waits below poll at once */
+    /* Receives small enough to come eagerly are waited for as MPI_Recv's
+     * (cdn_request_wait_late): a moment's polling before the caller counts
+     * as a poller, whose entering and leaving are read-modify-writes on
+     * lines the peers read.  Nothing here asks for a wake-up meanwhile:
+     * the receives are not urgent, and small sends go with no request.
+     * A larger exchange is a poller from the start (the waits below poll
+     * at once; a rendezvous pulled by a poller splits its copy). */
+    bool late = true;
+    for (int i = 0; late && i < nrecvs; i++)
+        late = (uint64_t)(recvs[i].count * cdn_datatype_size(recvs[i].dt)) <=
+               cdn_progress_eager_min();
+    for (int i = 0; late && i < nsends; i++)
+        late = (uint64_t)(sends[i].count * cdn_datatype_size(sends[i].dt)) <=
+               cdn_progress_eager_min();
+    if (!late)
+        cdn_progress_blocking_begin();
     for (int i = 0; rc == MPI_SUCCESS && i < nrecvs; i++) {
         const struct cdn_coll_msg *m = &recvs[i];
         rc = cdn_p2p_recv_internal(m->buf, m->count, m->dt, m->peer, tag, c, true, &rq[n]);
@@ -142,12 +157,16 @@ int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *re
     for (int i = 0; rc != MPI_SUCCESS && i < posted; i++)
         rq[i]->ops->cancel(rq[i]);  /* nothing may come for them */
     for (int i = 0; i < n; i++) {
-        cdn_request_wait(rq[i]);
+        if (late)
+            cdn_request_wait_late(rq[i]);
+        else
+            cdn_request_wait(rq[i]);
         if (rc == MPI_SUCCESS)
             rc = rq[i]->status.MPI_ERROR;
         cdn_request_release(rq[i]);
     }
-    cdn_progress_blocking_end();  /* when nothing was waited for */
+    if (!late)
+        cdn_progress_blocking_end();  /* when nothing was waited for */
     return rc;
 }
 

@@ -760,7 +760,9 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
 
 void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)
 {
-    if (cdn_engine.quiet_poll && !cdn_progress_blocking) {
+    /* Oversubscribed, the peer waited for may need this processor: the
+     * full wait yields between polls at once. */
+    if (cdn_engine.quiet_poll && !cdn_progress_blocking && !cdn_engine.oversubscribed) {
         for (int i = 0; i < CDN_PROGRESS_LATE_POLLS; i++) {
             if (cond(arg))
                 return;

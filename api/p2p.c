@@ -249,8 +249,7 @@ CDN_ALWAYS_INLINE int recv_body(const char *fn, void *buf, MPI_Count count, MPI_
      * cdn_progress_wait_until_late.  A larger one counts as a poller at
      * once: a rendezvous pulled by a poller splits its copy with the
      * sender (transport/shm). */
-    bool late = request == NULL &&
-                (uint64_t)(count * cdn_datatype_size(a.dt)) <= cdn_progress_eager_min();
+    bool late = request == NULL && cdn_progress_comes_eagerly(count * cdn_datatype_size(a.dt));
     if (request == NULL && !late)
         cdn_progress_blocking_begin();
     atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);

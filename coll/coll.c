@@ -115,6 +115,15 @@ int cdn_coll_call_tag(const char *fn, struct cdn_comm *comm, int *tag)
     return MPI_SUCCESS;
 }
 
+/* Does every one of the n messages come eagerly? */
+static bool all_eager(const struct cdn_coll_msg *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!cdn_progress_comes_eagerly(m[i].count * cdn_datatype_size(m[i].dt)))
+            return false;
+    return true;
+}
+
 int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *recvs, int nrecvs,
                       const struct cdn_coll_msg *sends, int nsends)
 {
@@ -127,13 +136,7 @@ int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *re
      * the receives are not urgent, and small sends go with no request.
      * A larger exchange is a poller from the start (the waits below poll
      * at once; a rendezvous pulled by a poller splits its copy). */
-    bool late = true;
-    for (int i = 0; late && i < nrecvs; i++)
-        late = (uint64_t)(recvs[i].count * cdn_datatype_size(recvs[i].dt)) <=
-               cdn_progress_eager_min();
-    for (int i = 0; late && i < nsends; i++)
-        late = (uint64_t)(sends[i].count * cdn_datatype_size(sends[i].dt)) <=
-               cdn_progress_eager_min();
+    bool late = all_eager(recvs, nrecvs) && all_eager(sends, nsends);
     if (!late)
         cdn_progress_blocking_begin();
     for (int i = 0; rc == MPI_SUCCESS && i < nrecvs; i++) {

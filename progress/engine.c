@@ -793,11 +793,6 @@ size_t cdn_progress_eager_limit(int world_rank)
     return tp != NULL ? tp->eager_limit : 0;
 }
 
-size_t cdn_progress_eager_min(void)
-{
-    return cdn_engine.eager_min;
-}
-
 /* A want's count in this process left or reached zero (cdn_progress_want).
  * Each such edge makes exactly one change of one to the transports'
  * counts, so they always add up to the number of wants that are raised

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CDN_MAX_TRANSPORTS 4
 
@@ -168,7 +169,7 @@ void cdn_progress_let_app_out(void);
 /* Interrupt whoever sleeps in epoll (new queued work, shutdown). */
 void cdn_progress_kick(void);
 /* The transport that reaches a world rank, or NULL.  Every send asks: after
- * wire-up a table by world rank answers (transports_of), before it (and
+ * wire-up a table by world rank answers (transport_of), before it (and
  * for ranks outside the table) the transports are asked in order. */
 struct cdn_transport *cdn_progress_transport_find(int world_rank);
 static inline struct cdn_transport *cdn_progress_transport_for(int world_rank)
@@ -180,9 +181,14 @@ static inline struct cdn_transport *cdn_progress_transport_for(int world_rank)
 /* The largest message the transport reaching world_rank sends eagerly
  * (whole, with no answer from the receiver); 0 if none reaches it. */
 size_t cdn_progress_eager_limit(int world_rank);
-/* The smallest eager limit of the transports: a message no larger is sent
- * eagerly whoever sends it. */
-size_t cdn_progress_eager_min(void);
+/* Is a message of this many bytes sent eagerly whoever sends it (no larger
+ * than the smallest eager limit of the transports)?  A blocking wait for
+ * such messages polls a moment before it counts as a poller
+ * (cdn_progress_wait_until_late). */
+static inline bool cdn_progress_comes_eagerly(int64_t bytes)
+{
+    return (uint64_t)bytes <= cdn_engine.eager_min;
+}
 
 /* An application thread starts / stops polling in a blocking call.  While
  * one does, the progress thread stands aside (it would only compete for the

@@ -161,7 +161,6 @@ static int self_send(struct cdn_request *sreq)
     return MPI_SUCCESS;
 }
 
-/* fresh: r was just made by send_make (cdn_request_arm_fresh). */
 /* The send request this thread is starting inside the call that made it
  * (send_make): nobody else can see it before that call returns, so a
  * transport that finishes with it there (an eager message written at once)
@@ -169,6 +168,7 @@ static int self_send(struct cdn_request *sreq)
  * completion by another thread (a rendezvous's FIN) takes the usual path. */
 static CDN_TLS struct cdn_request *starting_unseen;
 
+/* fresh: r was just made by send_make (cdn_request_arm_fresh). */
 static inline int send_start(struct cdn_request *r, bool fresh)
 {
     struct cdn_p2p *p = &r->u.p2p;
@@ -358,7 +358,7 @@ bool cdn_p2p_send_now_of(const struct cdn_request *sreq)
     const struct cdn_p2p *p = &sreq->u.p2p;
     return p->mode == CDN_SEND_STANDARD &&
            send_now(p->buf, p->count, p->dt, p->rank, p->tag, p->comm, p->ctx,
-                    p->ctx == p->comm->context_id);
+                    cdn_p2p_send_lazy(sreq));
 }
 
 int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,

@@ -54,13 +54,13 @@ bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt,
  * mode. */
 bool cdn_p2p_send_now_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt,
                                int dest, int tag, struct cdn_comm *comm);
+int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                          int tag, struct cdn_comm *comm, bool persistent,
+                          struct cdn_request **out);
 /* The message of persistent send request sreq (inactive, standard mode)
  * sent as cdn_p2p_send_now would, without starting the request; false:
  * nothing was sent. */
 bool cdn_p2p_send_now_of(const struct cdn_request *sreq);
-int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
-                          int tag, struct cdn_comm *comm, bool persistent,
-                          struct cdn_request **out);
 int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out);

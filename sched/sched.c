@@ -702,8 +702,9 @@ static bool light(const struct node *nd)
     return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK;
 }
 
+#define DRAIN_BATCH 16  /* nodes a drain takes off the queue per lock round trip */
+
 /* The schedule whose ready queue this thread drains (innermost). */
-#define DRAIN_BATCH 16
 static CDN_TLS struct cdn_sched *draining;
 
 /* Run ready nodes until none is left, unless another thread already does.

@@ -17,7 +17,6 @@
 #include "sched/sched.h"
 #include "sched/scratch.h"
 
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 #include "progress/engine.h"
 #include "progress/p2p.h"
 #include "progress/request.h"
+#include "progress/spin.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/error.h"
@@ -44,6 +44,8 @@ struct node {
     MPI_Count bytes;                  /* N_SEND, N_RECV: the message's size */
     int peer;                         /* ... and the other rank */
     bool lazy;                        /* N_RECV: its arrival needs no prompt action */
+    bool bypassed;                    /* N_NOP: its edges were joined past it at commit;
+                                       * it never runs */
     int (*guard)(void *arg);          /* run only when it returns nonzero (else skipped) */
     void *guard_arg;
     union {
@@ -59,6 +61,9 @@ struct node {
             void *dst;
             MPI_Count scount, dcount;
             struct cdn_datatype *sdt, *ddt;
+            MPI_Count flat;           /* > 0: both sides contiguous, this many bytes from
+                                       * src + flat_src to dst + flat_dst */
+            MPI_Aint flat_src, flat_dst;
         } copy;
         struct {
             int (*fn)(void *arg);
@@ -89,15 +94,23 @@ struct cdn_sched {
     int nscratch, capscratch;
     void (*on_free)(void *arg);
     void *free_arg;
-    /* instance state */
-    atomic_int *left;                 /* dependencies still to complete, per node */
-    atomic_int remaining;             /* nodes not yet complete */
+    /* instance state: left, remaining, the queue and the flags below are
+     * the lock's (docs/schedules.md, "Running") */
+    int *left;                        /* dependencies still to complete, per node */
+    int *deps;                        /* ... at the start of an instance */
+    int *roots, nroots;               /* the nodes with none, in order */
+    int nbypassed;                    /* joins that never run (bypass_joins) */
+    bool loops;                       /* it has loop nodes (their runs restart at 0) */
+    int remaining;                    /* nodes whose completion is not yet counted */
     atomic_int err;
-    pthread_mutex_t lock;             /* the ready queue and the runner flag */
+    struct cdn_spin lock;             /* held for a few stores: a mutex cost 130
+                                       * instructions a round trip */
     int *ready;                       /* a ring of qmask + 1 >= n entries (a loop pushes a
                                        * node again, so positions wrap) */
     unsigned rhead, rtail, qmask;
-    bool running;
+    bool running;                     /* a thread runs the queue (the runner) */
+    bool finish_due;                  /* the last completion came while one did: the
+                                       * runner finishes the instance */
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
     bool steps_after_send;            /* a rendezvous send leads to a send, or a nested
@@ -159,7 +172,7 @@ struct cdn_sched *cdn_sched_new(struct cdn_comm *comm, int base_tag, bool persis
     s->comm = comm;
     s->tag = base_tag;
     s->round_join = -1;
-    pthread_mutex_init(&s->lock, NULL);
+    atomic_init(&s->lock.held, false);
     atomic_init(&s->err, MPI_SUCCESS);
     return s;
 }
@@ -367,7 +380,13 @@ int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
     nd->u.copy.dcount = dcount;
     nd->u.copy.sdt = sdt;
     nd->u.copy.ddt = ddt;
-    step_bytes(s, scount * cdn_datatype_size(sdt));
+    MPI_Count sb = scount * cdn_datatype_size(sdt), db = dcount * cdn_datatype_size(ddt);
+    if (cdn_datatype_is_contig(sdt, scount) && cdn_datatype_is_contig(ddt, dcount)) {
+        nd->u.copy.flat = sb < db ? sb : db;
+        nd->u.copy.flat_src = cdn_datatype_true_lb(sdt);
+        nd->u.copy.flat_dst = cdn_datatype_true_lb(ddt);
+    }
+    step_bytes(s, sb);
     cdn_datatype_retain(sdt);
     cdn_datatype_retain(ddt);
     return id;
@@ -510,17 +529,67 @@ static void mark_urgency(struct cdn_sched *s)
     free(leads);
 }
 
+/* A join (a round's N_NOP) with one predecessor or one successor costs a
+ * node's run and count on every start and saves no edge: each predecessor
+ * gets its successors instead, and the join never runs.  Not in a
+ * schedule with loops (a loop re-arms its group by node ranges). */
+static void bypass_joins(struct cdn_sched *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->nodes[i].kind == N_LOOP)
+            return;
+    for (int j = 0; j < s->n && !s->failed; j++) {
+        struct node *nj = &s->nodes[j];
+        if (nj->kind != N_NOP || nj->guard != NULL || nj->ndeps == 0 ||
+            (nj->ndeps > 1 && nj->nsucc > 1))
+            continue;
+        for (int p = 0; p < j; p++) {  /* predecessors have smaller ids */
+            struct node *np = &s->nodes[p];
+            for (int k = 0; k < np->nsucc; k++) {
+                if (np->succ[k] != j)
+                    continue;
+                /* the edge p -> j becomes p -> (each successor of j) */
+                if (nj->nsucc == 0) {
+                    np->succ[k--] = np->succ[--np->nsucc];
+                    continue;
+                }
+                np->succ[k] = nj->succ[0];
+                for (int e = 1; e < nj->nsucc; e++)
+                    if (!add_succ(np, nj->succ[e]))
+                        fail(s, MPI_ERR_NO_MEM);
+            }
+        }
+        for (int e = 0; e < nj->nsucc; e++)
+            s->nodes[nj->succ[e]].ndeps += nj->ndeps - 1;
+        nj->nsucc = 0;
+        nj->ndeps = 0;
+        nj->bypassed = true;
+    }
+}
+
 int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out)
 {
+    if (!s->failed)
+        bypass_joins(s);
     if (!s->failed && s->n > 0) {
         s->left = malloc((size_t)s->n * sizeof *s->left);
+        s->deps = malloc((size_t)s->n * sizeof *s->deps);
+        s->roots = malloc((size_t)s->n * sizeof *s->roots);
         unsigned q = 1;
         while (q < (unsigned)s->n)
             q <<= 1;
         s->qmask = q - 1;
         s->ready = malloc((size_t)q * sizeof *s->ready);
-        if (s->left == NULL || s->ready == NULL)
+        if (s->left == NULL || s->deps == NULL || s->roots == NULL || s->ready == NULL)
             fail(s, MPI_ERR_NO_MEM);
+    }
+    for (int i = 0; !s->failed && i < s->n; i++) {
+        s->deps[i] = s->nodes[i].ndeps;
+        if (s->nodes[i].bypassed)
+            s->nbypassed++;
+        else if (s->deps[i] == 0)
+            s->roots[s->nroots++] = i;
+        s->loops |= s->nodes[i].kind == N_LOOP;
     }
     if (!s->failed)
         mark_urgency(s);
@@ -560,8 +629,9 @@ static void sched_free(struct cdn_request *r)
     free(s->scratch);
     free(s->nodes);
     free(s->left);
+    free(s->deps);
+    free(s->roots);
     free(s->ready);
-    pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
@@ -614,8 +684,6 @@ static void record_error(struct cdn_sched *s, int e)
         atomic_compare_exchange_strong(&s->err, &expected, e);
 }
 
-static bool loop_again(struct cdn_sched *s, int i);
-
 /* Give node i a new proxy; the old one goes when its completion ends. */
 static bool renew_proxy(struct cdn_sched *s, int i)
 {
@@ -630,19 +698,22 @@ static bool renew_proxy(struct cdn_sched *s, int i)
     return true;
 }
 
-static void run_node(struct cdn_sched *s, int i)
+/* How running a node went: it completed as it ran, its completion comes
+ * later (through its proxy), or (a loop) its group runs again. */
+enum ran { RAN_DONE, RAN_LATER, RAN_AGAIN };
+
+/* Run node i (the lock not held). */
+static enum ran run_node(struct cdn_sched *s, int i)
 {
     struct node *nd = &s->nodes[i];
-    if (nd->guard != NULL && !nd->guard(nd->guard_arg)) {
-        node_done(s, i);  /* skipped: as if it ran and completed at once */
-        return;
-    }
+    if (nd->guard != NULL && !nd->guard(nd->guard_arg))
+        return RAN_DONE;  /* skipped: as if it ran and completed at once */
     switch (nd->kind) {
     case N_SEND:
         /* A small message goes at once with no request event, as a
          * blocking collective's (cdn_p2p_send_now_of): the node is done. */
         if (cdn_p2p_send_now_of(nd->child))
-            break;
+            return RAN_DONE;
         /* fall through */
     case N_RECV:
     case N_REQUEST:
@@ -670,88 +741,71 @@ static void run_node(struct cdn_sched *s, int i)
         if (nd->kind == N_RECV)
             nd->child->u.p2p.urgent = !nd->lazy || s->req->parent != NULL;
         nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
-        return;
+        return RAN_LATER;
     case N_REDUCE:
         cdn_op_reduce(nd->u.red.op, nd->u.red.in, nd->u.red.inout, nd->u.red.count,
                       nd->u.red.dt);
-        break;
+        return RAN_DONE;
     case N_COPY:
+        if (nd->u.copy.flat > 0) {
+            const char *from = (const char *)nd->u.copy.src + nd->u.copy.flat_src;
+            char *to = (char *)nd->u.copy.dst + nd->u.copy.flat_dst;
+            if (from != to)
+                memmove(to, from, (size_t)nd->u.copy.flat);
+            return RAN_DONE;
+        }
         cdn_sched_typed_copy(nd->u.copy.src, nd->u.copy.scount, nd->u.copy.sdt, nd->u.copy.dst,
                              nd->u.copy.dcount, nd->u.copy.ddt);
-        break;
+        return RAN_DONE;
     case N_CALLBACK:
         record_error(s, nd->u.cb.fn(nd->u.cb.arg));
-        break;
-    case N_LOOP:
-        if (loop_again(s, i))
-            return;  /* the group runs again; this node runs again after it */
-        break;
+        return RAN_DONE;
+    case N_LOOP: {
+        /* Every node of its group has completed (the loop node depends on
+         * all of them) and none outside the group depends on one of them
+         * (cdn_sched_loop): nothing of the group runs now. */
+        nd->u.loop.runs++;
+        bool again = (nd->u.loop.count <= 0 || nd->u.loop.runs < nd->u.loop.count) &&
+                     (nd->u.loop.again == NULL || nd->u.loop.again(nd->u.loop.arg));
+        if (again)
+            return RAN_AGAIN;  /* the group runs again; this node runs again after it */
+        nd->u.loop.runs = 0;   /* for the next run of an enclosing group */
+        return RAN_DONE;
+    }
     default:
-        break;
+        return RAN_DONE;
     }
-    node_done(s, i);
 }
 
-
-/* Nodes that take only a moment to start: a send posts an envelope (eager
- * data is at most a ring cell; a rendezvous sends its RTS).  Receives
- * (which copy if their message is there), copies, reductions and nested
- * requests are the work worth handing to the progress thread. */
-static bool light(const struct node *nd)
+/* Under the lock: node i's completion counts.  Its successors with no
+ * dependency left join the queue; true when it was the instance's last. */
+static bool count_done(struct cdn_sched *s, int i)
 {
-    return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK;
+    const struct node *nd = &s->nodes[i];
+    for (int k = 0; k < nd->nsucc; k++) {
+        int j = nd->succ[k];
+        if (--s->left[j] == 0)
+            s->ready[s->rtail++ & s->qmask] = j;
+    }
+    return --s->remaining == 0;
 }
 
-#define DRAIN_BATCH 16  /* nodes a drain takes off the queue per lock round trip */
-
-/* The schedule whose ready queue this thread drains (innermost). */
-static CDN_TLS struct cdn_sched *draining;
-
-/* Run ready nodes until none is left, unless another thread already does.
- * keep_heavy (the start of a schedule handed to the progress thread): run
- * only the light ones here, so messages leave at once, and leave the others
- * queued for it; returns whether any were kept. */
-static bool drain(struct cdn_sched *s, bool keep_heavy)
+/* Under the lock: the group of loop node i runs again.  Each node of it
+ * (i included) gets back the dependencies it has inside the group; those
+ * with none (the group's first round) join the queue. */
+static void count_again(struct cdn_sched *s, int i)
 {
-    bool kept = false;
-    cdn_request_retain(s->req);
-    pthread_mutex_lock(&s->lock);
-    if (!s->running) {
-        s->running = true;
-        struct cdn_sched *outer = draining;
-        draining = s;
-        unsigned from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
-        /* The nodes ready now leave the queue together and run with the
-         * lock released once for all of them, in queue order: a node per
-         * lock round trip cost a persistent 8-byte allreduce seven of them. */
-        int batch[DRAIN_BATCH];
-        while (s->rhead != s->rtail) {
-            int n = 0;
-            while (s->rhead != s->rtail && n < DRAIN_BATCH) {
-                int i = s->ready[s->rhead++ & s->qmask];
-                if (keep_heavy && !light(&s->nodes[i]))
-                    s->ready[w++ & s->qmask] = i;
-                else
-                    batch[n++] = i;
-            }
-            if (n == 0)
-                continue;
-            pthread_mutex_unlock(&s->lock);
-            for (int k = 0; k < n; k++)
-                run_node(s, batch[k]);
-            pthread_mutex_lock(&s->lock);
-        }
-        /* every node enqueued meanwhile was run or kept: the queue is now
-         * exactly the kept ones (none without keep_heavy) */
-        s->rhead = from;
-        s->rtail = w;
-        kept = w != from;
-        s->running = false;
-        draining = outer;
-    }
-    pthread_mutex_unlock(&s->lock);
-    cdn_request_release(s->req);
-    return kept;
+    int first = s->nodes[i].u.loop.first;
+    for (int j = first; j <= i; j++)
+        s->left[j] = 0;
+    for (int k = first; k < i; k++)
+        for (int e = 0; e < s->nodes[k].nsucc; e++)
+            if (s->nodes[k].succ[e] <= i)
+                s->left[s->nodes[k].succ[e]]++;
+    s->remaining += i - first;
+    for (int j = first; j < i; j++)
+        if (s->left[j] == 0)
+            s->ready[s->rtail++ & s->qmask] = j;
 }
 
 static void finish(struct cdn_sched *s)
@@ -765,68 +819,93 @@ static void finish(struct cdn_sched *s)
     cdn_request_event(r);
 }
 
-static void node_done(struct cdn_sched *s, int i)
+/* Nodes that take only a moment to start: a send posts an envelope (eager
+ * data is at most a ring cell; a rendezvous sends its RTS).  Receives
+ * (which copy if their message is there), copies, reductions and nested
+ * requests are the work worth handing to the progress thread. */
+static bool light(const struct node *nd)
 {
-    struct node *nd = &s->nodes[i];
-    bool pushed = false;
-    for (int k = 0; k < nd->nsucc; k++) {
-        int j = nd->succ[k];
-        if (atomic_fetch_sub_explicit(&s->left[j], 1, memory_order_acq_rel) == 1) {
-            if (!pushed)
-                pthread_mutex_lock(&s->lock);
-            s->ready[s->rtail++ & s->qmask] = j;
-            pushed = true;
-        }
-    }
-    if (pushed) {
-        pthread_mutex_unlock(&s->lock);
-        /* completed inside this thread's own drain of s (a node that
-         * finished as it started): that loop runs them next */
-        if (draining != s)
-            drain(s, false);
-    }
-    if (atomic_fetch_sub_explicit(&s->remaining, 1, memory_order_acq_rel) == 1)
-        finish(s);
+    return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK;
 }
 
-/* Node i (a loop) ran: decide whether its group runs again and, if so,
- * re-arm the group.  Every node of the group has completed (the loop
- * node depends on all of them) and no node outside it depends on one of
- * them (cdn_sched_loop), so this thread alone touches their counters: each
- * gets back the dependencies it has inside the group, and those with none
- * (the group's first round) are queued, for the drain loop this node runs
- * in. */
-static bool loop_again(struct cdn_sched *s, int i)
+#define DRAIN_BATCH 16  /* nodes a runner takes off the queue per lock round trip */
+
+/* Called with the lock held (last: the completion just counted was the
+ * instance's last); releases it.  Unless another thread already does,
+ * run the queue until it is empty: the nodes ready now leave it together
+ * and run with the lock released once for all of them, in queue order,
+ * and the completions of those that completed as they ran count at the
+ * next lock.  keep_heavy (the start of a schedule handed to the progress
+ * thread): run only the light ones here, so messages leave at once, and
+ * leave the others queued for it; returns whether any were kept.
+ *
+ * The instance is finished by the thread that counts its last completion
+ * -- or by the runner, when one is running the queue meanwhile: after the
+ * finish the owner may free the schedule, and the runner still touches
+ * it.  So nothing here touches the schedule after the unlock but the
+ * finish: no reference is needed. */
+static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy)
 {
-    struct node *nd = &s->nodes[i];
-    int first = nd->u.loop.first;
-    nd->u.loop.runs++;
-    bool again = (nd->u.loop.count <= 0 || nd->u.loop.runs < nd->u.loop.count) &&
-                 (nd->u.loop.again == NULL || nd->u.loop.again(nd->u.loop.arg));
-    if (!again) {
-        nd->u.loop.runs = 0;  /* for the next run of an enclosing group */
-        return false;
+    bool kept = false;
+    if (last && s->running) {
+        s->finish_due = true;
+        last = false;
     }
-    for (int j = first; j <= i; j++)
-        atomic_store_explicit(&s->left[j], 0, memory_order_relaxed);
-    for (int k = first; k < i; k++)
-        for (int e = 0; e < s->nodes[k].nsucc; e++)
-            if (s->nodes[k].succ[e] <= i)
-                atomic_fetch_add_explicit(&s->left[s->nodes[k].succ[e]], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->remaining, i - first, memory_order_acq_rel);
-    pthread_mutex_lock(&s->lock);
-    for (int j = first; j < i; j++)
-        if (atomic_load_explicit(&s->left[j], memory_order_relaxed) == 0)
-            s->ready[s->rtail++ & s->qmask] = j;
-    pthread_mutex_unlock(&s->lock);
-    return true;
+    if (!s->running && s->rhead != s->rtail) {
+        s->running = true;
+        unsigned from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
+        int batch[DRAIN_BATCH];
+        enum ran how[DRAIN_BATCH];
+        while (s->rhead != s->rtail) {
+            int n = 0;
+            while (s->rhead != s->rtail && n < DRAIN_BATCH) {
+                int i = s->ready[s->rhead++ & s->qmask];
+                if (keep_heavy && !light(&s->nodes[i]))
+                    s->ready[w++ & s->qmask] = i;
+                else
+                    batch[n++] = i;
+            }
+            if (n == 0)
+                continue;
+            cdn_spin_unlock(&s->lock);
+            for (int k = 0; k < n; k++)
+                how[k] = run_node(s, batch[k]);
+            cdn_spin_lock(&s->lock);
+            for (int k = 0; k < n; k++) {
+                if (how[k] == RAN_DONE)
+                    last |= count_done(s, batch[k]);
+                else if (how[k] == RAN_AGAIN)
+                    count_again(s, batch[k]);
+            }
+        }
+        /* every node queued meanwhile was run or kept: the queue is now
+         * exactly the kept ones (none without keep_heavy) */
+        s->rhead = from;
+        s->rtail = w;
+        kept = w != from;
+        s->running = false;
+        last |= s->finish_due;
+        s->finish_due = false;
+    }
+    cdn_spin_unlock(&s->lock);
+    if (last)
+        finish(s);
+    return kept;
+}
+
+/* Node i's completion came later (its proxy's hook), on any thread. */
+static void node_done(struct cdn_sched *s, int i)
+{
+    cdn_spin_lock(&s->lock);
+    run_locked(s, count_done(s, i), false);
 }
 
 static void deferred_drain(struct cdn_work *w)
 {
     struct cdn_sched *s = (struct cdn_sched *)((char *)w - offsetof(struct cdn_sched, work));
     struct cdn_request *r = s->req;
-    drain(s, false);
+    cdn_spin_lock(&s->lock);
+    run_locked(s, false, false);
     cdn_request_release(r);  /* the reference the queue held */
 }
 
@@ -840,34 +919,32 @@ static int start_instance(struct cdn_request *r, bool defer)
         cdn_request_event(r);
         return MPI_SUCCESS;
     }
-    pthread_mutex_lock(&s->lock);
-    s->rhead = s->rtail = 0;
-    for (int i = 0; i < s->n; i++) {
-        atomic_store_explicit(&s->left[i], s->nodes[i].ndeps, memory_order_relaxed);
-        if (s->nodes[i].kind == N_LOOP)
-            s->nodes[i].u.loop.runs = 0;
-        if (s->nodes[i].ndeps == 0)
-            s->ready[s->rtail++] = i;
-    }
-    atomic_store(&s->remaining, s->n);
     /* Completions of sends matter at once when steps follow them or when
      * the schedule is itself a step of something (ring.h, "Wants"). */
     s->wanting = s->steps_after_send || r->parent != NULL;
     if (s->wanting)
         cdn_progress_want(CDN_WANT_DONE, 1);
-    pthread_mutex_unlock(&s->lock);
+    cdn_spin_lock(&s->lock);
+    memcpy(s->left, s->deps, (size_t)s->n * sizeof *s->left);
+    memcpy(s->ready, s->roots, (size_t)s->nroots * sizeof *s->ready);
+    s->rhead = 0;
+    s->rtail = (unsigned)s->nroots;
+    s->remaining = s->n - s->nbypassed;
+    for (int i = 0; s->loops && i < s->n; i++)
+        if (s->nodes[i].kind == N_LOOP)
+            s->nodes[i].u.loop.runs = 0;
     /* Small schedules run their first nodes here: handing them over costs
      * more than running them (a wake-up, a context switch). */
     if (defer && cdn_engine.thread_on && s->bytes >= cdn_engine.background_min) {
         cdn_request_retain(r);  /* a kept node may complete the schedule meanwhile */
-        if (drain(s, true)) {
+        if (run_locked(s, false, true)) {
             s->work.run = deferred_drain;
             cdn_progress_defer(&s->work);
         } else {
             cdn_request_release(r);
         }
     } else {
-        drain(s, false);
+        run_locked(s, false, false);
     }
     return MPI_SUCCESS;
 }

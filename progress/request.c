@@ -151,6 +151,7 @@ static inline void header_init(struct cdn_request *r, int kind, const struct cdn
     atomic_init(&r->live, false);
     atomic_init(&r->cancelled, false);
     r->parent = NULL;
+    r->parent_slot = 0;
     r->comm = comm;
     if (comm != NULL)
         cdn_comm_retain(comm);  /* MPI_Comm_free waits for the requests on it */
@@ -265,6 +266,7 @@ int cdn_request_pool_finalize(void)
 void cdn_request_event(struct cdn_request *r)
 {
     struct cdn_request *parent = r->parent;
+    int slot = r->parent_slot;
     bool hook = r->ops != NULL && r->ops->complete != NULL;
     /* Read before the completion: the owner may free r as soon as cc is 0. */
     bool owned = r->owner_waits;
@@ -280,6 +282,7 @@ void cdn_request_event(struct cdn_request *r)
         if (hook)
             r->ops->complete(r);
         parent = r->parent;
+        slot = r->parent_slot;
         owned = r->owner_waits;  /* (again: not kept across the hook) */
         /* seq_cst read-modify-write, as above: cdn_progress_signal's fence */
         atomic_exchange_explicit(&r->cc, 0, memory_order_seq_cst);
@@ -289,7 +292,9 @@ void cdn_request_event(struct cdn_request *r)
      * its own), so no load first as in release. */
     if (!owned && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
         request_free(r);
-    if (parent != NULL)
+    if (parent != NULL && parent->ops->child_done != NULL)
+        parent->ops->child_done(parent, slot);
+    else if (parent != NULL)
         cdn_request_event(parent);
     cdn_progress_signal();
 }

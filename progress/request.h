@@ -66,6 +66,11 @@ struct cdn_request_ops {
     void (*complete)(struct cdn_request *r);
     /* Release kind resources when the last reference goes. */
     void (*free)(struct cdn_request *r);
+    /* A child (a request whose parent this is) completed: called instead
+     * of an event on this request, with the child's parent_slot, after
+     * the child's own last step (it may be started again at once).  NULL:
+     * each child's completion is one event here. */
+    void (*child_done)(struct cdn_request *r, int slot);
 };
 
 /* Point-to-point state (send, receive, persistent forms of both). */
@@ -124,7 +129,9 @@ struct cdn_request {
     MPI_Request handle;
     bool owner_waits;                  /* armed without the engine's reference
                                         * (cdn_request_arm_owned) */
-    struct cdn_request *parent;        /* notified (one event) at completion */
+    struct cdn_request *parent;        /* notified (one event, or its child_done) at
+                                        * completion */
+    int parent_slot;                   /* what the parent's child_done is told */
     struct cdn_comm *comm;             /* its error handler sees the request's errors */
     MPI_Status status;                 /* MPI_ERROR holds the request's error code */
     struct cdn_request *next, *prev;   /* engine queues (posted receives, pending sends) */

@@ -2,22 +2,20 @@
  * The schedule engine (see sched.h): building the DAG, starting an
  * instance, and advancing it as nodes complete.
  *
- * A send, receive or nested-request node owns a persistent child request
- * and a small "proxy" request that is the child's parent: the child's
- * completion is an event on the proxy, whose completion hook tells the
- * schedule which node finished (the request core's parent link counts
- * events but does not say whose).  Both are made once, at build time, and
- * re-armed by every start.
+ * A send, receive or nested-request node owns a persistent child request,
+ * made once, at build time, and started again by every start; its parent
+ * is the schedule request, and its parent_slot the node: the request
+ * core tells the schedule which node completed (sched_child_done) after
+ * the child's own last step, so a restart finds the child complete.
  *
  * Lifetime: the schedule request's engine reference (taken at start,
- * dropped by the completion event) and the user's handle keep the schedule;
- * a thread draining the ready queue holds one more, so the schedule cannot
- * vanish under it when its last node completes on another thread.
+ * dropped by the completion event) and the user's handle keep the
+ * schedule; the thread that counts the last node's completion finishes
+ * the instance, and nothing touches the schedule after that (run_locked).
  */
 #include "sched/sched.h"
 #include "sched/scratch.h"
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +38,6 @@ struct node {
     int nsucc, capsucc;
     int *succ;
     struct cdn_request *child;        /* N_SEND, N_RECV, N_REQUEST */
-    struct cdn_request *proxy;
     MPI_Count bytes;                  /* N_SEND, N_RECV: the message's size */
     int peer;                         /* ... and the other rank */
     bool lazy;                        /* N_RECV: its arrival needs no prompt action */
@@ -120,12 +117,6 @@ struct cdn_sched {
     bool wanting;                     /* this instance holds a CDN_WANT_DONE */
 };
 
-/* What a proxy request keeps in its room. */
-struct proxy_state {
-    struct cdn_sched *s;
-    int node;
-};
-
 static struct cdn_sched *sched_of(struct cdn_request *r)
 {
     struct cdn_sched *s;
@@ -138,24 +129,23 @@ static void node_done(struct cdn_sched *s, int i);
 /* ---- building ---- */
 
 static void sched_free(struct cdn_request *r);
-static const struct cdn_request_ops sched_ops = {
-    .name = "schedule", .start = cdn_sched_start, .free = sched_free,
-};
 
-static void proxy_complete(struct cdn_request *p)
+/* The child of node i completed (the request core's child_done). */
+static void sched_child_done(struct cdn_request *r, int i)
 {
-    struct proxy_state st;
-    memcpy(&st, p->u.room, sizeof st);
-    struct node *nd = &st.s->nodes[st.node];
-    int e = nd->child->status.MPI_ERROR;
+    struct cdn_sched *s = sched_of(r);
+    int e = s->nodes[i].child->status.MPI_ERROR;
     if (e != MPI_SUCCESS) {
         int expected = MPI_SUCCESS;
-        atomic_compare_exchange_strong(&st.s->err, &expected, e);
+        atomic_compare_exchange_strong(&s->err, &expected, e);
     }
-    node_done(st.s, st.node);
+    node_done(s, i);
 }
-static const struct cdn_request_ops proxy_ops = {.name = "schedule node",
-                                                 .complete = proxy_complete};
+
+static const struct cdn_request_ops sched_ops = {
+    .name = "schedule", .start = cdn_sched_start, .free = sched_free,
+    .child_done = sched_child_done,
+};
 
 struct cdn_sched *cdn_sched_new(struct cdn_comm *comm, int base_tag, bool persistent)
 {
@@ -268,14 +258,8 @@ static int add_child(struct cdn_sched *s, int kind, struct cdn_request *child)
     }
     struct node *nd = &s->nodes[id];
     nd->child = child;
-    nd->proxy = cdn_request_alloc(CDN_REQ_SCHED, &proxy_ops, s->comm);
-    if (nd->proxy == NULL) {
-        fail(s, MPI_ERR_NO_MEM);
-        return -1;
-    }
-    struct proxy_state st = {s, id};
-    memcpy(nd->proxy->u.room, &st, sizeof st);
-    child->parent = nd->proxy;
+    child->parent = s->req;
+    child->parent_slot = id;
     return id;
 }
 
@@ -433,11 +417,7 @@ int cdn_sched_loop(struct cdn_sched *s, int first, int count, int (*again)(void 
 
 struct cdn_request *cdn_sched_node_owner(const struct cdn_request *r)
 {
-    if (r == NULL || r->ops != &proxy_ops)
-        return NULL;
-    struct proxy_state st;
-    memcpy(&st, r->u.room, sizeof st);
-    return st.s->req;
+    return r != NULL && r->ops == &sched_ops ? (struct cdn_request *)r : NULL;
 }
 
 void *cdn_sched_scratch(struct cdn_sched *s, size_t bytes)
@@ -611,8 +591,6 @@ static void sched_free(struct cdn_request *r)
         struct node *nd = &s->nodes[i];
         if (nd->child != NULL)
             cdn_request_release(nd->child);
-        if (nd->proxy != NULL)
-            cdn_request_release(nd->proxy);
         if (nd->kind == N_REDUCE) {
             cdn_datatype_release(nd->u.red.dt);
             cdn_op_release(nd->u.red.op);
@@ -684,22 +662,8 @@ static void record_error(struct cdn_sched *s, int e)
         atomic_compare_exchange_strong(&s->err, &expected, e);
 }
 
-/* Give node i a new proxy; the old one goes when its completion ends. */
-static bool renew_proxy(struct cdn_sched *s, int i)
-{
-    struct node *nd = &s->nodes[i];
-    struct cdn_request *p = cdn_request_alloc(CDN_REQ_SCHED, &proxy_ops, s->comm);
-    if (p == NULL)
-        return false;
-    memcpy(p->u.room, nd->proxy->u.room, sizeof(struct proxy_state));
-    cdn_request_release(nd->proxy);
-    nd->proxy = p;
-    nd->child->parent = p;
-    return true;
-}
-
 /* How running a node went: it completed as it ran, its completion comes
- * later (through its proxy), or (a loop) its group runs again. */
+ * later (sched_child_done), or (a loop) its group runs again. */
 enum ran { RAN_DONE, RAN_LATER, RAN_AGAIN };
 
 /* Run node i (the lock not held). */
@@ -717,23 +681,6 @@ static enum ran run_node(struct cdn_sched *s, int i)
         /* fall through */
     case N_RECV:
     case N_REQUEST:
-        /* The proxy's completion hook completes this node, and possibly the
-         * schedule, before the request core marks the proxy itself complete
-         * (cc = 0): a restart can get here while the thread that ran the
-         * hook of the previous instance has not stored it yet.  That
-         * thread may be this one (a loop node ran the group again inside
-         * the hook): after a short spin the node takes a fresh proxy. */
-        for (int spins = 0; atomic_load_explicit(&nd->proxy->cc, memory_order_acquire) != 0;
-             spins++) {
-            if (spins < 1000) {
-                CDN_CPU_RELAX();
-                continue;
-            }
-            if (renew_proxy(s, i))
-                break;
-            sched_yield();
-        }
-        cdn_request_arm(nd->proxy, 1);
         if (nd->kind == N_REQUEST)
             nd->child->active = true;
         /* Not posted now (its last instance completed): the flag may change.
@@ -893,7 +840,7 @@ static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy)
     return kept;
 }
 
-/* Node i's completion came later (its proxy's hook), on any thread. */
+/* Node i's completion came later (its child's), on any thread. */
 static void node_done(struct cdn_sched *s, int i)
 {
     cdn_spin_lock(&s->lock);

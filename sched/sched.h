@@ -85,8 +85,8 @@ void cdn_sched_guard(struct cdn_sched *s, int id, int (*guard)(void *arg), void 
  * after the group but the loop node depends on them -- a group of whole
  * rounds followed by cdn_sched_round() before and after the loop node. */
 int cdn_sched_loop(struct cdn_sched *s, int first, int count, int (*again)(void *arg), void *arg);
-/* The schedule request whose node r is the proxy of (r is a child's
- * parent), or NULL when r is not a schedule node. */
+/* r, when r (a request's parent) is a schedule request -- the request is
+ * then a node's child -- or NULL. */
 struct cdn_request *cdn_sched_node_owner(const struct cdn_request *r);
 
 /* Node `after` runs only once node `before` completed (before < after). */

@@ -21,7 +21,13 @@
 #include "runtime/op.h"
 #include "sched/sched.h"
 
-#define ALLREDUCE_LONG (256 * 1024)
+/* The ring from here: on 2 ranks it sends halves, which come eagerly at
+ * 32 KiB where recursive doubling's whole vector needs a rendezvous, and
+ * it moves and reduces half the data a rank at every size (collbench, 2
+ * ranks, blocking: 32 KiB 5.0 against 9.7 us, 64 KiB 14 against 17,
+ * 128 KiB 24 against 34; at 4-16 KiB level blocking and slower started,
+ * docs/collectives.md). */
+#define ALLREDUCE_LONG (32 * 1024)
 
 static char *at(const void *buf, MPI_Aint disp, const struct cdn_datatype *dt)
 {

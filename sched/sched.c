@@ -93,7 +93,8 @@ struct cdn_sched {
     void *free_arg;
     /* instance state: left, remaining, the queue and the flags below are
      * the lock's (docs/schedules.md, "Running") */
-    int *left;                        /* dependencies still to complete, per node */
+    int *left;                        /* dependencies still to complete, per node (set
+                                       * back to deps as the node becomes ready) */
     int *deps;                        /* ... at the start of an instance */
     int *roots, nroots;               /* the nodes with none, in order */
     int nbypassed;                    /* joins that never run (bypass_joins) */
@@ -564,7 +565,7 @@ int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request
             fail(s, MPI_ERR_NO_MEM);
     }
     for (int i = 0; !s->failed && i < s->n; i++) {
-        s->deps[i] = s->nodes[i].ndeps;
+        s->deps[i] = s->left[i] = s->nodes[i].ndeps;
         if (s->nodes[i].bypassed)
             s->nbypassed++;
         else if (s->deps[i] == 0)
@@ -725,14 +726,18 @@ static enum ran run_node(struct cdn_sched *s, int i)
 }
 
 /* Under the lock: node i's completion counts.  Its successors with no
- * dependency left join the queue; true when it was the instance's last. */
+ * dependency left join the queue, their counts set back for the next
+ * instance (each count reaches zero once per instance: a start needs no
+ * copy of them); true when it was the instance's last. */
 static bool count_done(struct cdn_sched *s, int i)
 {
     const struct node *nd = &s->nodes[i];
     for (int k = 0; k < nd->nsucc; k++) {
         int j = nd->succ[k];
-        if (--s->left[j] == 0)
+        if (--s->left[j] == 0) {
+            s->left[j] = s->deps[j];
             s->ready[s->rtail++ & s->qmask] = j;
+        }
     }
     return --s->remaining == 0;
 }
@@ -755,7 +760,13 @@ static void count_again(struct cdn_sched *s, int i)
             s->ready[s->rtail++ & s->qmask] = j;
 }
 
-static void finish(struct cdn_sched *s)
+/* Complete the instance.  in_start: inside the call that started it
+ * (start_instance's own run of the queue).  Then, unless the schedule is
+ * a step of something, nobody can wait for the request yet -- it was
+ * inactive until this call, whose caller waits for it only after it
+ * returns -- so no sleeper needs the completion event's signal: the
+ * engine's reference taken by the arm goes back and cc drops to 0 here. */
+static void finish(struct cdn_sched *s, bool in_start)
 {
     struct cdn_request *r = s->req;
     if (s->wanting) {
@@ -763,7 +774,12 @@ static void finish(struct cdn_sched *s)
         cdn_progress_want(CDN_WANT_DONE, -1);
     }
     r->status.MPI_ERROR = atomic_load(&s->err);
-    cdn_request_event(r);
+    if (!in_start || r->parent != NULL) {
+        cdn_request_event(r);
+        return;
+    }
+    atomic_store_explicit(&r->cc, 0, memory_order_release);
+    cdn_request_release(r);  /* the engine's reference (its caller holds another) */
 }
 
 /* Nodes that take only a moment to start: a send posts an envelope (eager
@@ -785,13 +801,14 @@ static bool light(const struct node *nd)
  * next lock.  keep_heavy (the start of a schedule handed to the progress
  * thread): run only the light ones here, so messages leave at once, and
  * leave the others queued for it; returns whether any were kept.
+ * in_start: the call of start_instance (finish).
  *
  * The instance is finished by the thread that counts its last completion
  * -- or by the runner, when one is running the queue meanwhile: after the
  * finish the owner may free the schedule, and the runner still touches
  * it.  So nothing here touches the schedule after the unlock but the
  * finish: no reference is needed. */
-static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy)
+static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy, bool in_start)
 {
     bool kept = false;
     if (last && s->running) {
@@ -836,7 +853,7 @@ static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy)
     }
     cdn_spin_unlock(&s->lock);
     if (last)
-        finish(s);
+        finish(s, in_start);
     return kept;
 }
 
@@ -844,7 +861,7 @@ static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy)
 static void node_done(struct cdn_sched *s, int i)
 {
     cdn_spin_lock(&s->lock);
-    run_locked(s, count_done(s, i), false);
+    run_locked(s, count_done(s, i), false, false);
 }
 
 static void deferred_drain(struct cdn_work *w)
@@ -852,7 +869,7 @@ static void deferred_drain(struct cdn_work *w)
     struct cdn_sched *s = (struct cdn_sched *)((char *)w - offsetof(struct cdn_sched, work));
     struct cdn_request *r = s->req;
     cdn_spin_lock(&s->lock);
-    run_locked(s, false, false);
+    run_locked(s, false, false, false);
     cdn_request_release(r);  /* the reference the queue held */
 }
 
@@ -861,7 +878,8 @@ static int start_instance(struct cdn_request *r, bool defer)
     struct cdn_sched *s = sched_of(r);
     cdn_status_empty(&r->status);
     cdn_request_arm(r, 1);
-    atomic_store(&s->err, MPI_SUCCESS);
+    /* read by the finishing thread after it takes the lock */
+    atomic_store_explicit(&s->err, MPI_SUCCESS, memory_order_relaxed);
     if (s->n == 0) {
         cdn_request_event(r);
         return MPI_SUCCESS;
@@ -872,26 +890,31 @@ static int start_instance(struct cdn_request *r, bool defer)
     if (s->wanting)
         cdn_progress_want(CDN_WANT_DONE, 1);
     cdn_spin_lock(&s->lock);
-    memcpy(s->left, s->deps, (size_t)s->n * sizeof *s->left);
-    memcpy(s->ready, s->roots, (size_t)s->nroots * sizeof *s->ready);
+    /* The dependency counts are set back as each node becomes ready
+     * (count_done); a loop's recount (count_again) leaves them changed. */
+    if (s->loops) {
+        memcpy(s->left, s->deps, (size_t)s->n * sizeof *s->left);
+        for (int i = 0; i < s->n; i++)
+            if (s->nodes[i].kind == N_LOOP)
+                s->nodes[i].u.loop.runs = 0;
+    }
+    for (int k = 0; k < s->nroots; k++)  /* a few: a loop, not a call of memcpy */
+        s->ready[k] = s->roots[k];
     s->rhead = 0;
     s->rtail = (unsigned)s->nroots;
     s->remaining = s->n - s->nbypassed;
-    for (int i = 0; s->loops && i < s->n; i++)
-        if (s->nodes[i].kind == N_LOOP)
-            s->nodes[i].u.loop.runs = 0;
     /* Small schedules run their first nodes here: handing them over costs
      * more than running them (a wake-up, a context switch). */
     if (defer && cdn_engine.thread_on && s->bytes >= cdn_engine.background_min) {
         cdn_request_retain(r);  /* a kept node may complete the schedule meanwhile */
-        if (run_locked(s, false, true)) {
+        if (run_locked(s, false, true, true)) {
             s->work.run = deferred_drain;
             cdn_progress_defer(&s->work);
         } else {
             cdn_request_release(r);
         }
     } else {
-        run_locked(s, false, false);
+        run_locked(s, false, false, true);
     }
     return MPI_SUCCESS;
 }
@@ -929,7 +952,8 @@ int cdn_sched_start(struct cdn_request *r)
     bool entered = (s->wakes || r->parent != NULL) && s->bytes < cdn_engine.background_min &&
                    cdn_progress_start_begin();
     int rc = start_instance(r, true);
-    cdn_progress_start_end(entered);
+    if (entered)
+        cdn_progress_start_end(true);
     return rc;
 }
 

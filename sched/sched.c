@@ -131,16 +131,23 @@ static void node_done(struct cdn_sched *s, int i);
 
 static void sched_free(struct cdn_request *r);
 
-/* The child of node i completed (the request core's child_done). */
+/* The child of node i completed (the request core's child_done).  Only a
+ * nested request's may be waited for by a thread (a user schedule's
+ * operation, sched/user.c): a send's or a receive's is the schedule's own,
+ * so its completion wakes nobody (the schedule's completion signals). */
 static void sched_child_done(struct cdn_request *r, int i)
 {
     struct cdn_sched *s = sched_of(r);
-    int e = s->nodes[i].child->status.MPI_ERROR;
+    const struct node *nd = &s->nodes[i];
+    int e = nd->child->status.MPI_ERROR;
+    bool seen = nd->kind == N_REQUEST;
     if (e != MPI_SUCCESS) {
         int expected = MPI_SUCCESS;
         atomic_compare_exchange_strong(&s->err, &expected, e);
     }
-    node_done(s, i);
+    node_done(s, i);  /* (the schedule may be gone after it) */
+    if (seen)
+        cdn_progress_signal();
 }
 
 static const struct cdn_request_ops sched_ops = {
@@ -729,7 +736,7 @@ static enum ran run_node(struct cdn_sched *s, int i)
  * dependency left join the queue, their counts set back for the next
  * instance (each count reaches zero once per instance: a start needs no
  * copy of them); true when it was the instance's last. */
-static bool count_done(struct cdn_sched *s, int i)
+static inline __attribute__((always_inline)) bool count_done(struct cdn_sched *s, int i)
 {
     const struct node *nd = &s->nodes[i];
     for (int k = 0; k < nd->nsucc; k++) {

@@ -674,6 +674,23 @@ static void record_error(struct cdn_sched *s, int e)
  * later (sched_child_done), or (a loop) its group runs again. */
 enum ran { RAN_DONE, RAN_LATER, RAN_AGAIN };
 
+/* Run a reduction or a copy node. */
+static inline __attribute__((always_inline)) void run_local(const struct node *nd)
+{
+    if (nd->kind == N_REDUCE) {
+        cdn_op_reduce(nd->u.red.op, nd->u.red.in, nd->u.red.inout, nd->u.red.count,
+                      nd->u.red.dt);
+    } else if (nd->u.copy.flat > 0) {
+        const char *from = (const char *)nd->u.copy.src + nd->u.copy.flat_src;
+        char *to = (char *)nd->u.copy.dst + nd->u.copy.flat_dst;
+        if (from != to)
+            memmove(to, from, (size_t)nd->u.copy.flat);
+    } else {
+        cdn_sched_typed_copy(nd->u.copy.src, nd->u.copy.scount, nd->u.copy.sdt, nd->u.copy.dst,
+                             nd->u.copy.dcount, nd->u.copy.ddt);
+    }
+}
+
 /* Run node i (the lock not held). */
 static enum ran run_node(struct cdn_sched *s, int i)
 {
@@ -698,19 +715,8 @@ static enum ran run_node(struct cdn_sched *s, int i)
         nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
         return RAN_LATER;
     case N_REDUCE:
-        cdn_op_reduce(nd->u.red.op, nd->u.red.in, nd->u.red.inout, nd->u.red.count,
-                      nd->u.red.dt);
-        return RAN_DONE;
     case N_COPY:
-        if (nd->u.copy.flat > 0) {
-            const char *from = (const char *)nd->u.copy.src + nd->u.copy.flat_src;
-            char *to = (char *)nd->u.copy.dst + nd->u.copy.flat_dst;
-            if (from != to)
-                memmove(to, from, (size_t)nd->u.copy.flat);
-            return RAN_DONE;
-        }
-        cdn_sched_typed_copy(nd->u.copy.src, nd->u.copy.scount, nd->u.copy.sdt, nd->u.copy.dst,
-                             nd->u.copy.dcount, nd->u.copy.ddt);
+        run_local(nd);
         return RAN_DONE;
     case N_CALLBACK:
         record_error(s, nd->u.cb.fn(nd->u.cb.arg));
@@ -880,6 +886,45 @@ static void deferred_drain(struct cdn_work *w)
     cdn_request_release(r);  /* the reference the queue held */
 }
 
+/* Under the lock, as an instance starts, before any child of it has
+ * started: run the queue's first nodes that complete as they run --
+ * copies, reductions, joins, request-less sends -- in queue order, and
+ * their successors of the same kinds, with the lock held; stop at the
+ * first other node (it starts a child, or runs a guard, a callback or a
+ * loop) and leave it queued.  Until a child starts, no other thread has a
+ * reason to take the lock, so holding it costs nobody anything, and an
+ * instance that begins with such nodes (a broadcast root's sends, an
+ * allreduce's copy and send, an alltoall's copy) is spared a runner's
+ * round (its unlock, batch and lock).  True when that was the whole
+ * instance. */
+static bool run_alone(struct cdn_sched *s)
+{
+    while (s->rhead != s->rtail) {
+        int i = s->ready[s->rhead & s->qmask];
+        const struct node *nd = &s->nodes[i];
+        if (nd->guard != NULL)
+            return false;
+        switch (nd->kind) {
+        case N_SEND:
+            if (!cdn_p2p_send_now_of(nd->child))
+                return false;  /* (nothing sent: run_node tries again, then starts it) */
+            break;
+        case N_REDUCE:
+        case N_COPY:
+            run_local(nd);
+            break;
+        case N_NOP:
+            break;
+        default:
+            return false;
+        }
+        s->rhead++;
+        if (count_done(s, i))
+            return true;
+    }
+    return false;
+}
+
 static int start_instance(struct cdn_request *r, bool defer)
 {
     struct cdn_sched *s = sched_of(r);
@@ -921,7 +966,7 @@ static int start_instance(struct cdn_request *r, bool defer)
             cdn_request_release(r);
         }
     } else {
-        run_locked(s, false, false, true);
+        run_locked(s, run_alone(s), false, true);
     }
     return MPI_SUCCESS;
 }

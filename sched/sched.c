@@ -805,64 +805,80 @@ static bool light(const struct node *nd)
 }
 
 #define DRAIN_BATCH 16  /* nodes a runner takes off the queue per lock round trip */
+#define ALONE_MAX 4096  /* bytes: the largest step of a schedule whose later local
+                         * steps run under the lock (run_alone) */
+
+/* The runner's work in run_locked (the lock held, the queue not empty,
+ * nobody running it): run the queue until it is empty, the nodes ready
+ * now leaving it together and running with the lock released once for
+ * all of them, in queue order, and the completions of those that
+ * completed as they ran counting at the next lock.  keep_heavy: run only
+ * the light ones, leave the others queued; returns whether any were kept.
+ * *last: a completion counted was the instance's last (or came while it
+ * ran: finish_due).  Apart from run_locked, which is inline in its
+ * callers: a completion that leaves nothing to run (a receive that was
+ * the instance's last step) does not pay for this one's frame. */
+static __attribute__((noinline)) bool drain(struct cdn_sched *s, bool *last, bool keep_heavy)
+{
+    bool l = *last;
+    s->running = true;
+    unsigned from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
+    int batch[DRAIN_BATCH];
+    enum ran how[DRAIN_BATCH];
+    while (s->rhead != s->rtail) {
+        int n = 0;
+        while (s->rhead != s->rtail && n < DRAIN_BATCH) {
+            int i = s->ready[s->rhead++ & s->qmask];
+            if (keep_heavy && !light(&s->nodes[i]))
+                s->ready[w++ & s->qmask] = i;
+            else
+                batch[n++] = i;
+        }
+        if (n == 0)
+            continue;
+        cdn_spin_unlock(&s->lock);
+        for (int k = 0; k < n; k++)
+            how[k] = run_node(s, batch[k]);
+        cdn_spin_lock(&s->lock);
+        for (int k = 0; k < n; k++) {
+            if (how[k] == RAN_DONE)
+                l |= count_done(s, batch[k]);
+            else if (how[k] == RAN_AGAIN)
+                count_again(s, batch[k]);
+        }
+    }
+    /* every node queued meanwhile was run or kept: the queue is now
+     * exactly the kept ones (none without keep_heavy) */
+    s->rhead = from;
+    s->rtail = w;
+    s->running = false;
+    *last = l | s->finish_due;
+    s->finish_due = false;
+    return w != from;
+}
 
 /* Called with the lock held (last: the completion just counted was the
  * instance's last); releases it.  Unless another thread already does,
- * run the queue until it is empty: the nodes ready now leave it together
- * and run with the lock released once for all of them, in queue order,
- * and the completions of those that completed as they ran count at the
- * next lock.  keep_heavy (the start of a schedule handed to the progress
- * thread): run only the light ones here, so messages leave at once, and
- * leave the others queued for it; returns whether any were kept.
- * in_start: the call of start_instance (finish).
+ * run the queue until it is empty (drain).  keep_heavy (the start of a
+ * schedule handed to the progress thread): run only the light ones here,
+ * so messages leave at once, and leave the others queued for it; returns
+ * whether any were kept.  in_start: the call of start_instance (finish).
  *
  * The instance is finished by the thread that counts its last completion
  * -- or by the runner, when one is running the queue meanwhile: after the
  * finish the owner may free the schedule, and the runner still touches
  * it.  So nothing here touches the schedule after the unlock but the
  * finish: no reference is needed. */
-static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy, bool in_start)
+static inline __attribute__((always_inline)) bool run_locked(struct cdn_sched *s, bool last,
+                                                             bool keep_heavy, bool in_start)
 {
     bool kept = false;
-    if (last && s->running) {
-        s->finish_due = true;
+    if (s->running) {
+        if (last)
+            s->finish_due = true;
         last = false;
-    }
-    if (!s->running && s->rhead != s->rtail) {
-        s->running = true;
-        unsigned from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
-        int batch[DRAIN_BATCH];
-        enum ran how[DRAIN_BATCH];
-        while (s->rhead != s->rtail) {
-            int n = 0;
-            while (s->rhead != s->rtail && n < DRAIN_BATCH) {
-                int i = s->ready[s->rhead++ & s->qmask];
-                if (keep_heavy && !light(&s->nodes[i]))
-                    s->ready[w++ & s->qmask] = i;
-                else
-                    batch[n++] = i;
-            }
-            if (n == 0)
-                continue;
-            cdn_spin_unlock(&s->lock);
-            for (int k = 0; k < n; k++)
-                how[k] = run_node(s, batch[k]);
-            cdn_spin_lock(&s->lock);
-            for (int k = 0; k < n; k++) {
-                if (how[k] == RAN_DONE)
-                    last |= count_done(s, batch[k]);
-                else if (how[k] == RAN_AGAIN)
-                    count_again(s, batch[k]);
-            }
-        }
-        /* every node queued meanwhile was run or kept: the queue is now
-         * exactly the kept ones (none without keep_heavy) */
-        s->rhead = from;
-        s->rtail = w;
-        kept = w != from;
-        s->running = false;
-        last |= s->finish_due;
-        s->finish_due = false;
+    } else if (s->rhead != s->rtail) {
+        kept = drain(s, &last, keep_heavy);
     }
     cdn_spin_unlock(&s->lock);
     if (last)
@@ -870,34 +886,22 @@ static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy, bool in_
     return kept;
 }
 
-/* Node i's completion came later (its child's), on any thread. */
-static void node_done(struct cdn_sched *s, int i)
-{
-    cdn_spin_lock(&s->lock);
-    run_locked(s, count_done(s, i), false, false);
-}
-
-static void deferred_drain(struct cdn_work *w)
-{
-    struct cdn_sched *s = (struct cdn_sched *)((char *)w - offsetof(struct cdn_sched, work));
-    struct cdn_request *r = s->req;
-    cdn_spin_lock(&s->lock);
-    run_locked(s, false, false, false);
-    cdn_request_release(r);  /* the reference the queue held */
-}
-
-/* Under the lock, as an instance starts, before any child of it has
- * started: run the queue's first nodes that complete as they run --
- * copies, reductions, joins, request-less sends -- in queue order, and
- * their successors of the same kinds, with the lock held; stop at the
- * first other node (it starts a child, or runs a guard, a callback or a
- * loop) and leave it queued.  Until a child starts, no other thread has a
- * reason to take the lock, so holding it costs nobody anything, and an
- * instance that begins with such nodes (a broadcast root's sends, an
- * allreduce's copy and send, an alltoall's copy) is spared a runner's
- * round (its unlock, batch and lock).  True when that was the whole
- * instance. */
-static bool run_alone(struct cdn_sched *s)
+/* Under the lock, with no runner: run the queue's first nodes that
+ * complete as they run -- copies, reductions, joins, request-less sends
+ * -- in queue order, and their successors of the same kinds, with the
+ * lock held; stop at the first other node (it starts a child, or runs a
+ * guard, a callback or a loop) and leave it queued.  True when that
+ * completed the instance.  Such a node never makes this thread take the
+ * lock (a child started here could complete at once and count itself),
+ * and the runner's round for it (unlock, batch, lock) costs more than
+ * the node.  As an instance starts no other thread has a reason to take
+ * the lock (no child of it has started), so any schedule's first steps
+ * run so (a broadcast root's sends, an allreduce's copy and send);
+ * later, a completion that leaves only a small schedule's local steps
+ * (an allreduce's reduction after its receive) holds the lock a moment
+ * longer than counting would: only schedules whose largest step is at
+ * most ALONE_MAX bytes (node_done). */
+static inline __attribute__((always_inline)) bool run_alone(struct cdn_sched *s)
 {
     while (s->rhead != s->rtail) {
         int i = s->ready[s->rhead & s->qmask];
@@ -923,6 +927,25 @@ static bool run_alone(struct cdn_sched *s)
             return true;
     }
     return false;
+}
+
+/* Node i's completion came later (its child's), on any thread. */
+static void node_done(struct cdn_sched *s, int i)
+{
+    cdn_spin_lock(&s->lock);
+    bool last = count_done(s, i);
+    if (!s->running && s->bytes <= ALONE_MAX)
+        last |= run_alone(s);
+    run_locked(s, last, false, false);
+}
+
+static void deferred_drain(struct cdn_work *w)
+{
+    struct cdn_sched *s = (struct cdn_sched *)((char *)w - offsetof(struct cdn_sched, work));
+    struct cdn_request *r = s->req;
+    cdn_spin_lock(&s->lock);
+    run_locked(s, false, false, false);
+    cdn_request_release(r);  /* the reference the queue held */
 }
 
 static int start_instance(struct cdn_request *r, bool defer)

@@ -107,8 +107,9 @@ struct cdn_sched {
                                        * node again, so positions wrap) */
     unsigned rhead, rtail, qmask;
     bool running;                     /* a thread runs the queue (the runner) */
-    bool finish_due;                  /* the last completion came while one did: the
-                                       * runner finishes the instance */
+    bool finish_due;                  /* the last completion came while one did (or while
+                                       * run_alone started a receive): the runner (that
+                                       * run_alone) finishes the instance */
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
     bool steps_after_send;            /* a rendezvous send leads to a send, or a nested
@@ -691,6 +692,21 @@ static inline __attribute__((always_inline)) void run_local(const struct node *n
     }
 }
 
+/* Start the child of node nd (a send that could not go at once, a
+ * receive, a nested request); its completion comes later, through
+ * sched_child_done. */
+static inline __attribute__((always_inline)) void start_child(struct cdn_sched *s,
+                                                              struct node *nd)
+{
+    if (nd->kind == N_REQUEST)
+        nd->child->active = true;
+    /* Not posted now (its last instance completed): the flag may change.
+     * A nested schedule's completion is a step of its parent. */
+    if (nd->kind == N_RECV)
+        nd->child->u.p2p.urgent = !nd->lazy || s->req->parent != NULL;
+    nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
+}
+
 /* Run node i (the lock not held). */
 static enum ran run_node(struct cdn_sched *s, int i)
 {
@@ -706,13 +722,7 @@ static enum ran run_node(struct cdn_sched *s, int i)
         /* fall through */
     case N_RECV:
     case N_REQUEST:
-        if (nd->kind == N_REQUEST)
-            nd->child->active = true;
-        /* Not posted now (its last instance completed): the flag may change.
-         * A nested schedule's completion is a step of its parent. */
-        if (nd->kind == N_RECV)
-            nd->child->u.p2p.urgent = !nd->lazy || s->req->parent != NULL;
-        nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
+        start_child(s, nd);
         return RAN_LATER;
     case N_REDUCE:
     case N_COPY:
@@ -886,26 +896,46 @@ static inline __attribute__((always_inline)) bool run_locked(struct cdn_sched *s
     return kept;
 }
 
-/* Under the lock, with no runner: run the queue's first nodes that
- * complete as they run -- copies, reductions, joins, request-less sends
- * -- in queue order, and their successors of the same kinds, with the
- * lock held; stop at the first other node (it starts a child, or runs a
- * guard, a callback or a loop) and leave it queued.  True when that
- * completed the instance.  Such a node never makes this thread take the
- * lock (a child started here could complete at once and count itself),
- * and the runner's round for it (unlock, batch, lock) costs more than
- * the node.  As an instance starts no other thread has a reason to take
- * the lock (no child of it has started), so any schedule's first steps
- * run so (a broadcast root's sends, an allreduce's copy and send);
- * later, a completion that leaves only a small schedule's local steps
- * (an allreduce's reduction after its receive) holds the lock a moment
- * longer than counting would: only schedules whose largest step is at
- * most ALONE_MAX bytes (node_done). */
+/* The schedules whose lock this thread holds in run_alone while a
+ * receive of theirs starts, innermost first (NULL: none): the receive's
+ * completion, if it comes at once (its message was there), counts
+ * without taking the lock (node_done). */
+struct alone {
+    struct cdn_sched *s;
+    struct alone *outer;
+};
+static CDN_TLS struct alone *alone_here;
+
+static bool held_here(const struct cdn_sched *s)
+{
+    for (const struct alone *a = alone_here; a != NULL; a = a->outer)
+        if (a->s == s)
+            return true;
+    return false;
+}
+
+/* Under the lock, with no runner: run the queue's nodes, in queue order,
+ * with the lock held, as long as they are copies, reductions, joins,
+ * request-less sends, or (in a schedule whose largest step is at most
+ * ALONE_MAX bytes) receives, whose start is a matching post; stop at the
+ * first other node (a send that needs its request, a nested request, a
+ * guard, a callback, a loop, or a receive of a larger schedule) and leave
+ * it queued.  True when that completed the instance.  A receive's
+ * completion comes later (sched_child_done), or at once when its message
+ * is there: then it is counted here, the lock being this thread's
+ * (alone_here), and its successors run next.  The runner's round for a
+ * node (unlock, batch, lock) costs more than these nodes themselves.  As
+ * an instance starts no other thread has a reason to take the lock until
+ * a receive of it is posted, so its first local steps run so at any size
+ * (a broadcast root's sends, an allreduce's copy and send); after that, a
+ * thread completing a child of the instance meanwhile waits for the lock
+ * a moment longer than counting would take: only small schedules
+ * (node_done too: an allreduce's reduction after its receive). */
 static inline __attribute__((always_inline)) bool run_alone(struct cdn_sched *s)
 {
     while (s->rhead != s->rtail) {
         int i = s->ready[s->rhead & s->qmask];
-        const struct node *nd = &s->nodes[i];
+        struct node *nd = &s->nodes[i];
         if (nd->guard != NULL)
             return false;
         switch (nd->kind) {
@@ -919,6 +949,16 @@ static inline __attribute__((always_inline)) bool run_alone(struct cdn_sched *s)
             break;
         case N_NOP:
             break;
+        case N_RECV: {
+            if (s->bytes > ALONE_MAX)
+                return false;
+            s->rhead++;
+            struct alone here = {s, alone_here};
+            alone_here = &here;
+            start_child(s, nd);
+            alone_here = here.outer;
+            continue;  /* counted when it completes */
+        }
         default:
             return false;
         }
@@ -926,12 +966,20 @@ static inline __attribute__((always_inline)) bool run_alone(struct cdn_sched *s)
         if (count_done(s, i))
             return true;
     }
-    return false;
+    /* a receive's completion counted here was the last (node_done) */
+    bool last = s->finish_due;
+    s->finish_due = false;
+    return last;
 }
 
 /* Node i's completion came later (its child's), on any thread. */
 static void node_done(struct cdn_sched *s, int i)
 {
+    if (CDN_UNLIKELY(alone_here != NULL) && held_here(s)) {  /* run_alone holds the lock */
+        if (count_done(s, i))
+            s->finish_due = true;  /* (run_alone finishes it) */
+        return;
+    }
     cdn_spin_lock(&s->lock);
     bool last = count_done(s, i);
     if (!s->running && s->bytes <= ALONE_MAX)

@@ -174,9 +174,12 @@ int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
         return MPI_SUCCESS;
     }
     /* Often complete already (a persistent collective that finished in
-     * its MPI_Start, or by the progress thread): no call into the wait. */
+     * its MPI_Start, or by the progress thread): no call into the wait
+     * (which would only end a blocking call's polling, if one began). */
     if (!cdn_request_done(r))
         cdn_request_wait(r);
+    else if (cdn_progress_blocking)
+        cdn_progress_blocking_end();
     return finish(request, r, status, false);
 }
 

@@ -173,7 +173,13 @@ int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
         empty(status);
         return MPI_SUCCESS;
     }
-    cdn_request_wait(r);
+    /* Often complete already (a persistent collective that finished in
+     * its MPI_Start, or by the progress thread): no call into the wait
+     * (which would only end a blocking call's polling, if one began). */
+    if (!cdn_request_done(r))
+        cdn_request_wait(r);
+    else if (cdn_progress_blocking)
+        cdn_progress_blocking_end();
     return finish(request, r, status, false);
 }
 
@@ -312,7 +318,10 @@ int cdn_MPI_Start(MPI_Request *request)
     struct cdn_request *r;
     enum lookup what;
     int rc = lookup(*request, "MPI_Start", &r, &what);
-    if (rc == MPI_SUCCESS)
+    /* An inactive persistent request of the user's own passes start_check:
+     * the usual case skips the call. */
+    if (rc == MPI_SUCCESS && !CDN_LIKELY(what == L_INACTIVE && r->parent == NULL &&
+                                         r->ops->start != NULL))
         rc = start_check(r, what, *request, "MPI_Start");
     if (rc != MPI_SUCCESS)
         return rc;

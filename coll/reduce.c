@@ -170,8 +170,12 @@ static int rd_peer(int newrank, int mask, int rem)
     return nd < rem ? nd * 2 + 1 : nd + rem;
 }
 
-static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, void *acc, MPI_Count count,
-                         struct cdn_datatype *dt, struct cdn_op *op)
+/* acc: the result, holding this rank's data once node copy (-1: none) has
+ * run; first: a buffer holding that data from the start (the copy's
+ * source), which the first send takes instead, so the first exchange runs
+ * alongside the copy (one round fewer to start). */
+static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, const void *first, int copy,
+                         void *acc, MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
 {
     int p = c->size, r = c->rank, pof2, rem;
     int newrank = rd_layout(p, r, &pof2, &rem);
@@ -180,21 +184,24 @@ static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, void *acc, MPI
         return;
     if (r < 2 * rem) {
         if (r % 2 == 0) {
-            cdn_sched_send(s, acc, count, dt, r + 1, 0);
+            cdn_sched_send(s, first, count, dt, r + 1, 0);
         } else {
             int rv = cdn_sched_recv(s, tmp, count, dt, r - 1, 0);
             int n = cdn_sched_reduce(s, tmp, acc, count, dt, op);  /* x[r-1] op x[r] */
             dep(s, rv, n);
+            dep(s, copy, n);
         }
         cdn_sched_round(s);
+        first = acc;
     }
     if (newrank >= 0) {
         int step = 1;
         for (int mask = 1; mask < pof2; mask <<= 1, step++) {
             int peer = rd_peer(newrank, mask, rem);
-            cdn_sched_send(s, acc, count, dt, peer, step);
+            cdn_sched_send(s, first, count, dt, peer, step);
             cdn_sched_recv(s, tmp, count, dt, peer, step);
-            cdn_sched_round(s);
+            cdn_sched_round(s);  /* (the copy's round too) */
+            first = acc;
             if (op->commute || peer < r)
                 cdn_sched_reduce(s, tmp, acc, count, dt, op);  /* lower range first */
             else
@@ -262,12 +269,11 @@ void cdn_coll_allreduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbu
         allreduce_ring(s, c, sbuf == MPI_IN_PLACE ? NULL : sbuf, rbuf, count, dt, op);
         return;
     }
-    if (sbuf != MPI_IN_PLACE) {
-        cdn_sched_copy(s, sbuf, count, dt, rbuf, count, dt);
-        cdn_sched_round(s);
-    }
+    int copy = -1;
+    if (sbuf != MPI_IN_PLACE)
+        copy = cdn_sched_copy(s, sbuf, count, dt, rbuf, count, dt);  /* in the first round */
     if (c->size > 1 && count > 0)
-        allreduce_rd(s, c, rbuf, count, dt, op);
+        allreduce_rd(s, c, copy >= 0 ? sbuf : rbuf, copy, rbuf, count, dt, op);
 }
 
 /* Reduce the whole vector to rank 0, then scatter the blocks. */

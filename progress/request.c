@@ -292,9 +292,11 @@ void cdn_request_event(struct cdn_request *r)
      * its own), so no load first as in release. */
     if (!owned && atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1)
         request_free(r);
-    if (parent != NULL && parent->ops->child_done != NULL)
-        parent->ops->child_done(parent, slot);
-    else if (parent != NULL)
+    if (parent != NULL && parent->ops->child_done != NULL) {
+        parent->ops->child_done(parent, slot);  /* it signals, if anyone may wait for r */
+        return;
+    }
+    if (parent != NULL)
         cdn_request_event(parent);
     cdn_progress_signal();
 }

@@ -68,8 +68,11 @@ struct cdn_request_ops {
     void (*free)(struct cdn_request *r);
     /* A child (a request whose parent this is) completed: called instead
      * of an event on this request, with the child's parent_slot, after
-     * the child's own last step (it may be started again at once).  NULL:
-     * each child's completion is one event here. */
+     * the child's own last step (it may be started again at once).  Also
+     * instead of the completion's cdn_progress_signal: it signals when a
+     * thread may sleep waiting for the child itself (its own completion,
+     * if it completes, signals for it).  NULL: each child's completion is
+     * one event here. */
     void (*child_done)(struct cdn_request *r, int slot);
 };
 

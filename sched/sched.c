@@ -93,7 +93,8 @@ struct cdn_sched {
     void *free_arg;
     /* instance state: left, remaining, the queue and the flags below are
      * the lock's (docs/schedules.md, "Running") */
-    int *left;                        /* dependencies still to complete, per node */
+    int *left;                        /* dependencies still to complete, per node (set
+                                       * back to deps as the node becomes ready) */
     int *deps;                        /* ... at the start of an instance */
     int *roots, nroots;               /* the nodes with none, in order */
     int nbypassed;                    /* joins that never run (bypass_joins) */
@@ -106,8 +107,9 @@ struct cdn_sched {
                                        * node again, so positions wrap) */
     unsigned rhead, rtail, qmask;
     bool running;                     /* a thread runs the queue (the runner) */
-    bool finish_due;                  /* the last completion came while one did: the
-                                       * runner finishes the instance */
+    bool finish_due;                  /* the last completion came while one did (or while
+                                       * run_alone started a receive): the runner (that
+                                       * run_alone) finishes the instance */
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
     bool steps_after_send;            /* a rendezvous send leads to a send, or a nested
@@ -130,16 +132,23 @@ static void node_done(struct cdn_sched *s, int i);
 
 static void sched_free(struct cdn_request *r);
 
-/* The child of node i completed (the request core's child_done). */
+/* The child of node i completed (the request core's child_done).  Only a
+ * nested request's may be waited for by a thread (a user schedule's
+ * operation, sched/user.c): a send's or a receive's is the schedule's own,
+ * so its completion wakes nobody (the schedule's completion signals). */
 static void sched_child_done(struct cdn_request *r, int i)
 {
     struct cdn_sched *s = sched_of(r);
-    int e = s->nodes[i].child->status.MPI_ERROR;
+    const struct node *nd = &s->nodes[i];
+    int e = nd->child->status.MPI_ERROR;
+    bool seen = nd->kind == N_REQUEST;
     if (e != MPI_SUCCESS) {
         int expected = MPI_SUCCESS;
         atomic_compare_exchange_strong(&s->err, &expected, e);
     }
-    node_done(s, i);
+    node_done(s, i);  /* (the schedule may be gone after it) */
+    if (seen)
+        cdn_progress_signal();
 }
 
 static const struct cdn_request_ops sched_ops = {
@@ -564,7 +573,7 @@ int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request
             fail(s, MPI_ERR_NO_MEM);
     }
     for (int i = 0; !s->failed && i < s->n; i++) {
-        s->deps[i] = s->nodes[i].ndeps;
+        s->deps[i] = s->left[i] = s->nodes[i].ndeps;
         if (s->nodes[i].bypassed)
             s->nbypassed++;
         else if (s->deps[i] == 0)
@@ -666,6 +675,38 @@ static void record_error(struct cdn_sched *s, int e)
  * later (sched_child_done), or (a loop) its group runs again. */
 enum ran { RAN_DONE, RAN_LATER, RAN_AGAIN };
 
+/* Run a reduction or a copy node. */
+static inline __attribute__((always_inline)) void run_local(const struct node *nd)
+{
+    if (nd->kind == N_REDUCE) {
+        cdn_op_reduce(nd->u.red.op, nd->u.red.in, nd->u.red.inout, nd->u.red.count,
+                      nd->u.red.dt);
+    } else if (nd->u.copy.flat > 0) {
+        const char *from = (const char *)nd->u.copy.src + nd->u.copy.flat_src;
+        char *to = (char *)nd->u.copy.dst + nd->u.copy.flat_dst;
+        if (from != to)
+            memmove(to, from, (size_t)nd->u.copy.flat);
+    } else {
+        cdn_sched_typed_copy(nd->u.copy.src, nd->u.copy.scount, nd->u.copy.sdt, nd->u.copy.dst,
+                             nd->u.copy.dcount, nd->u.copy.ddt);
+    }
+}
+
+/* Start the child of node nd (a send that could not go at once, a
+ * receive, a nested request); its completion comes later, through
+ * sched_child_done. */
+static inline __attribute__((always_inline)) void start_child(struct cdn_sched *s,
+                                                              struct node *nd)
+{
+    if (nd->kind == N_REQUEST)
+        nd->child->active = true;
+    /* Not posted now (its last instance completed): the flag may change.
+     * A nested schedule's completion is a step of its parent. */
+    if (nd->kind == N_RECV)
+        nd->child->u.p2p.urgent = !nd->lazy || s->req->parent != NULL;
+    nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
+}
+
 /* Run node i (the lock not held). */
 static enum ran run_node(struct cdn_sched *s, int i)
 {
@@ -681,28 +722,11 @@ static enum ran run_node(struct cdn_sched *s, int i)
         /* fall through */
     case N_RECV:
     case N_REQUEST:
-        if (nd->kind == N_REQUEST)
-            nd->child->active = true;
-        /* Not posted now (its last instance completed): the flag may change.
-         * A nested schedule's completion is a step of its parent. */
-        if (nd->kind == N_RECV)
-            nd->child->u.p2p.urgent = !nd->lazy || s->req->parent != NULL;
-        nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
+        start_child(s, nd);
         return RAN_LATER;
     case N_REDUCE:
-        cdn_op_reduce(nd->u.red.op, nd->u.red.in, nd->u.red.inout, nd->u.red.count,
-                      nd->u.red.dt);
-        return RAN_DONE;
     case N_COPY:
-        if (nd->u.copy.flat > 0) {
-            const char *from = (const char *)nd->u.copy.src + nd->u.copy.flat_src;
-            char *to = (char *)nd->u.copy.dst + nd->u.copy.flat_dst;
-            if (from != to)
-                memmove(to, from, (size_t)nd->u.copy.flat);
-            return RAN_DONE;
-        }
-        cdn_sched_typed_copy(nd->u.copy.src, nd->u.copy.scount, nd->u.copy.sdt, nd->u.copy.dst,
-                             nd->u.copy.dcount, nd->u.copy.ddt);
+        run_local(nd);
         return RAN_DONE;
     case N_CALLBACK:
         record_error(s, nd->u.cb.fn(nd->u.cb.arg));
@@ -725,14 +749,18 @@ static enum ran run_node(struct cdn_sched *s, int i)
 }
 
 /* Under the lock: node i's completion counts.  Its successors with no
- * dependency left join the queue; true when it was the instance's last. */
-static bool count_done(struct cdn_sched *s, int i)
+ * dependency left join the queue, their counts set back for the next
+ * instance (each count reaches zero once per instance: a start needs no
+ * copy of them); true when it was the instance's last. */
+static inline __attribute__((always_inline)) bool count_done(struct cdn_sched *s, int i)
 {
     const struct node *nd = &s->nodes[i];
     for (int k = 0; k < nd->nsucc; k++) {
         int j = nd->succ[k];
-        if (--s->left[j] == 0)
+        if (--s->left[j] == 0) {
+            s->left[j] = s->deps[j];
             s->ready[s->rtail++ & s->qmask] = j;
+        }
     }
     return --s->remaining == 0;
 }
@@ -755,7 +783,13 @@ static void count_again(struct cdn_sched *s, int i)
             s->ready[s->rtail++ & s->qmask] = j;
 }
 
-static void finish(struct cdn_sched *s)
+/* Complete the instance.  in_start: inside the call that started it
+ * (start_instance's own run of the queue).  Then, unless the schedule is
+ * a step of something, nobody can wait for the request yet -- it was
+ * inactive until this call, whose caller waits for it only after it
+ * returns -- so no sleeper needs the completion event's signal: the
+ * engine's reference taken by the arm goes back and cc drops to 0 here. */
+static void finish(struct cdn_sched *s, bool in_start)
 {
     struct cdn_request *r = s->req;
     if (s->wanting) {
@@ -763,7 +797,12 @@ static void finish(struct cdn_sched *s)
         cdn_progress_want(CDN_WANT_DONE, -1);
     }
     r->status.MPI_ERROR = atomic_load(&s->err);
-    cdn_request_event(r);
+    if (!in_start || r->parent != NULL) {
+        cdn_request_event(r);
+        return;
+    }
+    atomic_store_explicit(&r->cc, 0, memory_order_release);
+    cdn_request_release(r);  /* the engine's reference (its caller holds another) */
 }
 
 /* Nodes that take only a moment to start: a send posts an envelope (eager
@@ -776,75 +815,176 @@ static bool light(const struct node *nd)
 }
 
 #define DRAIN_BATCH 16  /* nodes a runner takes off the queue per lock round trip */
+#define ALONE_MAX 4096  /* bytes: the largest step of a schedule whose later local
+                         * steps run under the lock (run_alone) */
+
+/* The runner's work in run_locked (the lock held, the queue not empty,
+ * nobody running it): run the queue until it is empty, the nodes ready
+ * now leaving it together and running with the lock released once for
+ * all of them, in queue order, and the completions of those that
+ * completed as they ran counting at the next lock.  keep_heavy: run only
+ * the light ones, leave the others queued; returns whether any were kept.
+ * *last: a completion counted was the instance's last (or came while it
+ * ran: finish_due).  Apart from run_locked, which is inline in its
+ * callers: a completion that leaves nothing to run (a receive that was
+ * the instance's last step) does not pay for this one's frame. */
+static __attribute__((noinline)) bool drain(struct cdn_sched *s, bool *last, bool keep_heavy)
+{
+    bool l = *last;
+    s->running = true;
+    unsigned from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
+    int batch[DRAIN_BATCH];
+    enum ran how[DRAIN_BATCH];
+    while (s->rhead != s->rtail) {
+        int n = 0;
+        while (s->rhead != s->rtail && n < DRAIN_BATCH) {
+            int i = s->ready[s->rhead++ & s->qmask];
+            if (keep_heavy && !light(&s->nodes[i]))
+                s->ready[w++ & s->qmask] = i;
+            else
+                batch[n++] = i;
+        }
+        if (n == 0)
+            continue;
+        cdn_spin_unlock(&s->lock);
+        for (int k = 0; k < n; k++)
+            how[k] = run_node(s, batch[k]);
+        cdn_spin_lock(&s->lock);
+        for (int k = 0; k < n; k++) {
+            if (how[k] == RAN_DONE)
+                l |= count_done(s, batch[k]);
+            else if (how[k] == RAN_AGAIN)
+                count_again(s, batch[k]);
+        }
+    }
+    /* every node queued meanwhile was run or kept: the queue is now
+     * exactly the kept ones (none without keep_heavy) */
+    s->rhead = from;
+    s->rtail = w;
+    s->running = false;
+    *last = l | s->finish_due;
+    s->finish_due = false;
+    return w != from;
+}
 
 /* Called with the lock held (last: the completion just counted was the
  * instance's last); releases it.  Unless another thread already does,
- * run the queue until it is empty: the nodes ready now leave it together
- * and run with the lock released once for all of them, in queue order,
- * and the completions of those that completed as they ran count at the
- * next lock.  keep_heavy (the start of a schedule handed to the progress
- * thread): run only the light ones here, so messages leave at once, and
- * leave the others queued for it; returns whether any were kept.
+ * run the queue until it is empty (drain).  keep_heavy (the start of a
+ * schedule handed to the progress thread): run only the light ones here,
+ * so messages leave at once, and leave the others queued for it; returns
+ * whether any were kept.  in_start: the call of start_instance (finish).
  *
  * The instance is finished by the thread that counts its last completion
  * -- or by the runner, when one is running the queue meanwhile: after the
  * finish the owner may free the schedule, and the runner still touches
  * it.  So nothing here touches the schedule after the unlock but the
  * finish: no reference is needed. */
-static bool run_locked(struct cdn_sched *s, bool last, bool keep_heavy)
+static inline __attribute__((always_inline)) bool run_locked(struct cdn_sched *s, bool last,
+                                                             bool keep_heavy, bool in_start)
 {
     bool kept = false;
-    if (last && s->running) {
-        s->finish_due = true;
+    if (s->running) {
+        if (last)
+            s->finish_due = true;
         last = false;
-    }
-    if (!s->running && s->rhead != s->rtail) {
-        s->running = true;
-        unsigned from = s->rhead, w = s->rhead;  /* kept nodes go to [from, w) */
-        int batch[DRAIN_BATCH];
-        enum ran how[DRAIN_BATCH];
-        while (s->rhead != s->rtail) {
-            int n = 0;
-            while (s->rhead != s->rtail && n < DRAIN_BATCH) {
-                int i = s->ready[s->rhead++ & s->qmask];
-                if (keep_heavy && !light(&s->nodes[i]))
-                    s->ready[w++ & s->qmask] = i;
-                else
-                    batch[n++] = i;
-            }
-            if (n == 0)
-                continue;
-            cdn_spin_unlock(&s->lock);
-            for (int k = 0; k < n; k++)
-                how[k] = run_node(s, batch[k]);
-            cdn_spin_lock(&s->lock);
-            for (int k = 0; k < n; k++) {
-                if (how[k] == RAN_DONE)
-                    last |= count_done(s, batch[k]);
-                else if (how[k] == RAN_AGAIN)
-                    count_again(s, batch[k]);
-            }
-        }
-        /* every node queued meanwhile was run or kept: the queue is now
-         * exactly the kept ones (none without keep_heavy) */
-        s->rhead = from;
-        s->rtail = w;
-        kept = w != from;
-        s->running = false;
-        last |= s->finish_due;
-        s->finish_due = false;
+    } else if (s->rhead != s->rtail) {
+        kept = drain(s, &last, keep_heavy);
     }
     cdn_spin_unlock(&s->lock);
     if (last)
-        finish(s);
+        finish(s, in_start);
     return kept;
+}
+
+/* The schedules whose lock this thread holds in run_alone while a
+ * receive of theirs starts, innermost first (NULL: none): the receive's
+ * completion, if it comes at once (its message was there), counts
+ * without taking the lock (node_done). */
+struct alone {
+    struct cdn_sched *s;
+    struct alone *outer;
+};
+static CDN_TLS struct alone *alone_here;
+
+static bool held_here(const struct cdn_sched *s)
+{
+    for (const struct alone *a = alone_here; a != NULL; a = a->outer)
+        if (a->s == s)
+            return true;
+    return false;
+}
+
+/* Under the lock, with no runner: run the queue's nodes, in queue order,
+ * with the lock held, as long as they are copies, reductions, joins,
+ * request-less sends, or (in a schedule whose largest step is at most
+ * ALONE_MAX bytes) receives, whose start is a matching post; stop at the
+ * first other node (a send that needs its request, a nested request, a
+ * guard, a callback, a loop, or a receive of a larger schedule) and leave
+ * it queued.  True when that completed the instance.  A receive's
+ * completion comes later (sched_child_done), or at once when its message
+ * is there: then it is counted here, the lock being this thread's
+ * (alone_here), and its successors run next.  The runner's round for a
+ * node (unlock, batch, lock) costs more than these nodes themselves.  As
+ * an instance starts no other thread has a reason to take the lock until
+ * a receive of it is posted, so its first local steps run so at any size
+ * (a broadcast root's sends, an allreduce's copy and send); after that, a
+ * thread completing a child of the instance meanwhile waits for the lock
+ * a moment longer than counting would take: only small schedules
+ * (node_done too: an allreduce's reduction after its receive). */
+static inline __attribute__((always_inline)) bool run_alone(struct cdn_sched *s)
+{
+    while (s->rhead != s->rtail) {
+        int i = s->ready[s->rhead & s->qmask];
+        struct node *nd = &s->nodes[i];
+        if (nd->guard != NULL)
+            return false;
+        switch (nd->kind) {
+        case N_SEND:
+            if (!cdn_p2p_send_now_of(nd->child))
+                return false;  /* (nothing sent: run_node tries again, then starts it) */
+            break;
+        case N_REDUCE:
+        case N_COPY:
+            run_local(nd);
+            break;
+        case N_NOP:
+            break;
+        case N_RECV: {
+            if (s->bytes > ALONE_MAX)
+                return false;
+            s->rhead++;
+            struct alone here = {s, alone_here};
+            alone_here = &here;
+            start_child(s, nd);
+            alone_here = here.outer;
+            continue;  /* counted when it completes */
+        }
+        default:
+            return false;
+        }
+        s->rhead++;
+        if (count_done(s, i))
+            return true;
+    }
+    /* a receive's completion counted here was the last (node_done) */
+    bool last = s->finish_due;
+    s->finish_due = false;
+    return last;
 }
 
 /* Node i's completion came later (its child's), on any thread. */
 static void node_done(struct cdn_sched *s, int i)
 {
+    if (CDN_UNLIKELY(alone_here != NULL) && held_here(s)) {  /* run_alone holds the lock */
+        if (count_done(s, i))
+            s->finish_due = true;  /* (run_alone finishes it) */
+        return;
+    }
     cdn_spin_lock(&s->lock);
-    run_locked(s, count_done(s, i), false);
+    bool last = count_done(s, i);
+    if (!s->running && s->bytes <= ALONE_MAX)
+        last |= run_alone(s);
+    run_locked(s, last, false, false);
 }
 
 static void deferred_drain(struct cdn_work *w)
@@ -852,7 +992,7 @@ static void deferred_drain(struct cdn_work *w)
     struct cdn_sched *s = (struct cdn_sched *)((char *)w - offsetof(struct cdn_sched, work));
     struct cdn_request *r = s->req;
     cdn_spin_lock(&s->lock);
-    run_locked(s, false, false);
+    run_locked(s, false, false, false);
     cdn_request_release(r);  /* the reference the queue held */
 }
 
@@ -861,7 +1001,8 @@ static int start_instance(struct cdn_request *r, bool defer)
     struct cdn_sched *s = sched_of(r);
     cdn_status_empty(&r->status);
     cdn_request_arm(r, 1);
-    atomic_store(&s->err, MPI_SUCCESS);
+    /* read by the finishing thread after it takes the lock */
+    atomic_store_explicit(&s->err, MPI_SUCCESS, memory_order_relaxed);
     if (s->n == 0) {
         cdn_request_event(r);
         return MPI_SUCCESS;
@@ -872,26 +1013,31 @@ static int start_instance(struct cdn_request *r, bool defer)
     if (s->wanting)
         cdn_progress_want(CDN_WANT_DONE, 1);
     cdn_spin_lock(&s->lock);
-    memcpy(s->left, s->deps, (size_t)s->n * sizeof *s->left);
-    memcpy(s->ready, s->roots, (size_t)s->nroots * sizeof *s->ready);
+    /* The dependency counts are set back as each node becomes ready
+     * (count_done); a loop's recount (count_again) leaves them changed. */
+    if (s->loops) {
+        memcpy(s->left, s->deps, (size_t)s->n * sizeof *s->left);
+        for (int i = 0; i < s->n; i++)
+            if (s->nodes[i].kind == N_LOOP)
+                s->nodes[i].u.loop.runs = 0;
+    }
+    for (int k = 0; k < s->nroots; k++)  /* a few: a loop, not a call of memcpy */
+        s->ready[k] = s->roots[k];
     s->rhead = 0;
     s->rtail = (unsigned)s->nroots;
     s->remaining = s->n - s->nbypassed;
-    for (int i = 0; s->loops && i < s->n; i++)
-        if (s->nodes[i].kind == N_LOOP)
-            s->nodes[i].u.loop.runs = 0;
     /* Small schedules run their first nodes here: handing them over costs
      * more than running them (a wake-up, a context switch). */
     if (defer && cdn_engine.thread_on && s->bytes >= cdn_engine.background_min) {
         cdn_request_retain(r);  /* a kept node may complete the schedule meanwhile */
-        if (run_locked(s, false, true)) {
+        if (run_locked(s, false, true, true)) {
             s->work.run = deferred_drain;
             cdn_progress_defer(&s->work);
         } else {
             cdn_request_release(r);
         }
     } else {
-        run_locked(s, false, false);
+        run_locked(s, run_alone(s), false, true);
     }
     return MPI_SUCCESS;
 }
@@ -929,7 +1075,8 @@ int cdn_sched_start(struct cdn_request *r)
     bool entered = (s->wakes || r->parent != NULL) && s->bytes < cdn_engine.background_min &&
                    cdn_progress_start_begin();
     int rc = start_instance(r, true);
-    cdn_progress_start_end(entered);
+    if (entered)
+        cdn_progress_start_end(true);
     return rc;
 }
 

@@ -21,13 +21,12 @@
 #include "runtime/op.h"
 #include "sched/sched.h"
 
-/* The ring from here: on 2 ranks it sends halves, which come eagerly at
- * 32 KiB where recursive doubling's whole vector needs a rendezvous, and
- * it moves and reduces half the data a rank at every size (collbench, 2
- * ranks, blocking: 32 KiB 5.0 against 9.7 us, 64 KiB 14 against 17,
- * 128 KiB 24 against 34; at 4-16 KiB level blocking and slower started,
- * docs/collectives.md). */
-#define ALLREDUCE_LONG (32 * 1024)
+/* The ring from here.  On 2 ranks both algorithms move the same bytes, and
+ * recursive doubling's one exchange (its first send taking the send buffer
+ * while the copy runs) beats the ring's two up to 256 KiB in every form
+ * (docs/collectives.md): there from 512 KiB. */
+#define ALLREDUCE_LONG (256 * 1024)
+#define ALLREDUCE_LONG_2 (512 * 1024)
 
 static char *at(const void *buf, MPI_Aint disp, const struct cdn_datatype *dt)
 {
@@ -262,7 +261,8 @@ void cdn_coll_allreduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbu
 {
     int alg = cdn_coll_forced(c, CDN_COLL_ALLREDUCE);
     if (alg == CDN_ALG_AUTO)
-        alg = count * cdn_datatype_size(dt) >= ALLREDUCE_LONG && count >= c->size
+        alg = count * cdn_datatype_size(dt) >= (c->size == 2 ? ALLREDUCE_LONG_2 : ALLREDUCE_LONG) &&
+                      count >= c->size
                   ? CDN_ALLREDUCE_RING : CDN_ALLREDUCE_RECURSIVE_DOUBLING;
     bool ring = c->size > 1 && count > 0 && alg == CDN_ALLREDUCE_RING && op->commute;
     if (ring) {  /* copies only what it reduces into */

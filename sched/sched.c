@@ -1042,6 +1042,14 @@ static int start_instance(struct cdn_request *r, bool defer)
     return MPI_SUCCESS;
 }
 
+bool cdn_sched_waits_late(const struct cdn_request *r)
+{
+    if (r->ops != &sched_ops || r->parent != NULL)
+        return false;
+    const struct cdn_sched *s = sched_of((struct cdn_request *)r);
+    return !s->wakes && cdn_progress_comes_eagerly(s->bytes);
+}
+
 bool cdn_sched_reusable(struct cdn_request *r)
 {
     struct cdn_sched *s = sched_of(r);

@@ -124,6 +124,13 @@ void cdn_sched_retag(struct cdn_request *r, int base_tag);
  * something (cdn_progress_start_begin): it wakes the thread only for what
  * it could not take itself. */
 int cdn_sched_start(struct cdn_request *r);
+/* May a wait for r poll a moment before it counts as a poller
+ * (cdn_request_wait_late)?  r is a schedule of the engine's own, not a
+ * step of another, all of whose messages come eagerly and none of whose
+ * steps asks for the progress thread (no urgent receive, no nested
+ * request, no wanted send): nothing of it rings anybody, as for a small
+ * MPI_Recv. */
+bool cdn_sched_waits_late(const struct cdn_request *r);
 /* Start an instance and run its ready nodes in the calling thread, for a
  * caller that waits for it next (blocking collectives). */
 int cdn_sched_run(struct cdn_request *r);

@@ -325,7 +325,8 @@ static inline bool send_now(const void *buf, MPI_Count count, struct cdn_datatyp
 {
     MPI_Count bytes;
     const char *data = cdn_dt_contig_run(buf, count, dt, &bytes);
-    if (dest == MPI_PROC_NULL || data == NULL)
+    /* (an empty message may have no buffer: a barrier's) */
+    if (dest == MPI_PROC_NULL || (data == NULL && bytes != 0))
         return false;
     int peer = cdn_comm_world_rank(comm, dest);
     if (peer == cdn_rt.world_rank)

@@ -1,7 +1,7 @@
 /*
  * Point-to-point between processes (run through mpirun on 2..4 ranks):
  * ping-pong of every size across the eager/rendezvous boundary with data
- * checked both ways, Ssend, Bsend, persistent requests, MPI_ANY_SOURCE from
+ * checked both ways, an empty message with no buffer, Ssend, Bsend, persistent requests, MPI_ANY_SOURCE from
  * every other rank, per-sender ordering (also past a full channel: blocking
  * sends written at once, then queued), probe, truncation of a rendezvous
  * message, cancel of an unmatched receive, and derived datatypes.
@@ -59,6 +59,27 @@ static void pingpong(void)
     CHECK(bad == 0, "rank %d: ping-pong of 12 sizes (0 B .. 5 MiB): %d bad", rank, bad);
     free(s);
     free(r);
+    /* An empty message with no buffer at all (written at once, as a
+     * barrier's are): it arrives with its tag and a count of 0. */
+    for (int peer = 1; peer < size; peer++) {
+        MPI_Status st = {0};
+        int c = -1;
+        if (rank == 0) {
+            MPI_Send(NULL, 0, MPI_INT, peer, 77, MPI_COMM_WORLD);
+            MPI_Recv(NULL, 0, MPI_INT, peer, 78, MPI_COMM_WORLD, &st);
+            MPI_Get_count(&st, MPI_INT, &c);
+            CHECK(c == 0 && st.MPI_TAG == 78 && st.MPI_SOURCE == peer,
+                  "rank 0: empty message from %d: count %d tag %d source %d", peer, c, st.MPI_TAG,
+                  st.MPI_SOURCE);
+        } else if (rank == peer) {
+            MPI_Recv(NULL, 0, MPI_INT, 0, 77, MPI_COMM_WORLD, &st);
+            MPI_Get_count(&st, MPI_INT, &c);
+            CHECK(c == 0 && st.MPI_TAG == 77 && st.MPI_SOURCE == 0,
+                  "rank %d: empty message from 0: count %d tag %d source %d", rank, c, st.MPI_TAG,
+                  st.MPI_SOURCE);
+            MPI_Send(NULL, 0, MPI_INT, 0, 78, MPI_COMM_WORLD);
+        }
+    }
 }
 
 static void any_source_and_order(void)

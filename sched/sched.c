@@ -700,10 +700,20 @@ static inline __attribute__((always_inline)) void start_child(struct cdn_sched *
 {
     if (nd->kind == N_REQUEST)
         nd->child->active = true;
-    /* Not posted now (its last instance completed): the flag may change.
-     * A nested schedule's completion is a step of its parent. */
-    if (nd->kind == N_RECV)
-        nd->child->u.p2p.urgent = !nd->lazy || s->req->parent != NULL;
+    /* Not posted now (its last instance completed): the flags may change.
+     * A nested schedule's completion is a step of its parent.  A lazy
+     * receive (its message comes eagerly, and only local steps or the
+     * schedule's completion wait for it) raises no want at all, as a
+     * blocking receive's (request.h, waited): only an RTS or a synchronous
+     * message rings for a posted receive, and neither comes for it in a
+     * correct program; a thread asleep in MPI still wants every message.
+     * Raising and dropping CDN_WANT_POSTED cost every start two of the
+     * process's want edges. */
+    if (nd->kind == N_RECV) {
+        bool lazy = nd->lazy && s->req->parent == NULL;
+        nd->child->u.p2p.urgent = !lazy;
+        nd->child->u.p2p.waited = lazy;
+    }
     nd->child->ops->start(nd->child);  /* errors arrive as the child's status */
 }
 

@@ -26,6 +26,13 @@
  * small schedule posts its receives as it starts, and one whose message
  * is there completes inside the start: sched/sched.c, run_alone) while
  * theirs wait for its messages; every result checked.
+ *
+ * truncate (2 ranks, erroneous on purpose): a persistent broadcast whose
+ * root sends 40,000 ints (a rendezvous) to a leaf expecting 100 (a small
+ * schedule, whose receive is posted raising no want: sched/sched.c,
+ * start_child); the leaf computes 20 ms before its MPI_Wait, which must
+ * report MPI_ERR_TRUNCATE through MPI_ERRORS_RETURN, the root's
+ * MPI_Wait must complete, and both must not hang -- three times.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE  /* sched_getaffinity */
@@ -36,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_mpi.h"
@@ -266,6 +274,37 @@ static void quiet(void)
             }
 }
 
+static void truncate_bcast(void)
+{
+    if (size != 2)
+        return;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int n = rank == 0 ? 40000 : 100;
+    int *buf = calloc(40000, sizeof(int));
+    MPI_Request req;
+    int rc = MPI_Bcast_init(buf, n, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    CHECK(rc == MPI_SUCCESS, "MPI_Bcast_init: rc %d", rc);
+    for (int k = 0; k < 3 && rc == MPI_SUCCESS; k++) {
+        int src = MPI_Start(&req);
+        CHECK(src == MPI_SUCCESS, "MPI_Start %d: rc %d", k, src);
+        if (rank == 1) {
+            struct timespec t = {0, 20 * 1000 * 1000};
+            nanosleep(&t, NULL);  /* the root's RTS arrives meanwhile */
+        }
+        int wrc = MPI_Wait(&req, MPI_STATUS_IGNORE), cls = MPI_SUCCESS;
+        if (wrc != MPI_SUCCESS)
+            MPI_Error_class(wrc, &cls);
+        if (rank == 1)
+            CHECK(cls == MPI_ERR_TRUNCATE, "leaf, start %d: MPI_Wait class %d, want "
+                  "MPI_ERR_TRUNCATE (%d)", k, cls, MPI_ERR_TRUNCATE);
+        else
+            CHECK(wrc == MPI_SUCCESS, "root, start %d: MPI_Wait class %d", k, cls);
+    }
+    MPI_Request_free(&req);
+    free(buf);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -276,6 +315,8 @@ int main(int argc, char **argv)
         quiet();
     else if (strcmp(mode, "skew") == 0)
         skew();
+    else if (strcmp(mode, "truncate") == 0)
+        truncate_bcast();
     else {
         repeat();
         oversubscribed_thread();

@@ -177,12 +177,14 @@ int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
     /* Often complete already (a persistent collective that finished in
      * its MPI_Start, or by the progress thread): no call into the wait
      * (which would only end a blocking call's polling, if one began). */
-    if (!cdn_request_done(r) && r->kind == CDN_REQ_SCHED && cdn_sched_waits_late(r))
+    if (cdn_request_done(r)) {
+        if (cdn_progress_blocking)
+            cdn_progress_blocking_end();
+    } else if (r->kind == CDN_REQ_SCHED && cdn_sched_waits_late(r)) {
         cdn_request_wait_late(r);  /* a small started collective: as MPI_Recv waits */
-    else if (!cdn_request_done(r))
+    } else {
         cdn_request_wait(r);
-    else if (cdn_progress_blocking)
-        cdn_progress_blocking_end();
+    }
     return finish(request, r, status, false);
 }
 

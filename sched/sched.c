@@ -128,6 +128,14 @@ static struct cdn_sched *sched_of(struct cdn_request *r)
 
 static void node_done(struct cdn_sched *s, int i);
 
+/* The instance's first error wins. */
+static void record_error(struct cdn_sched *s, int e)
+{
+    int expected = MPI_SUCCESS;
+    if (e != MPI_SUCCESS)
+        atomic_compare_exchange_strong(&s->err, &expected, e);
+}
+
 /* ---- building ---- */
 
 static void sched_free(struct cdn_request *r);
@@ -140,12 +148,8 @@ static void sched_child_done(struct cdn_request *r, int i)
 {
     struct cdn_sched *s = sched_of(r);
     const struct node *nd = &s->nodes[i];
-    int e = nd->child->status.MPI_ERROR;
     bool seen = nd->kind == N_REQUEST;
-    if (e != MPI_SUCCESS) {
-        int expected = MPI_SUCCESS;
-        atomic_compare_exchange_strong(&s->err, &expected, e);
-    }
+    record_error(s, nd->child->status.MPI_ERROR);
     node_done(s, i);  /* (the schedule may be gone after it) */
     if (seen)
         cdn_progress_signal();
@@ -524,9 +528,8 @@ static void mark_urgency(struct cdn_sched *s)
  * schedule with loops (a loop re-arms its group by node ranges). */
 static void bypass_joins(struct cdn_sched *s)
 {
-    for (int i = 0; i < s->n; i++)
-        if (s->nodes[i].kind == N_LOOP)
-            return;
+    if (s->loops)
+        return;
     for (int j = 0; j < s->n && !s->failed; j++) {
         struct node *nj = &s->nodes[j];
         if (nj->kind != N_NOP || nj->guard != NULL || nj->ndeps == 0 ||
@@ -558,6 +561,8 @@ static void bypass_joins(struct cdn_sched *s)
 
 int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request **out)
 {
+    for (int i = 0; i < s->n; i++)
+        s->loops |= s->nodes[i].kind == N_LOOP;
     if (!s->failed)
         bypass_joins(s);
     if (!s->failed && s->n > 0) {
@@ -578,7 +583,6 @@ int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request
             s->nbypassed++;
         else if (s->deps[i] == 0)
             s->roots[s->nroots++] = i;
-        s->loops |= s->nodes[i].kind == N_LOOP;
     }
     if (!s->failed)
         mark_urgency(s);
@@ -662,13 +666,6 @@ void cdn_sched_typed_copy(const void *src, MPI_Count scount, struct cdn_datatype
     }
     cdn_dt_segment_fini(&ss);
     cdn_dt_segment_fini(&ds);
-}
-
-static void record_error(struct cdn_sched *s, int e)
-{
-    int expected = MPI_SUCCESS;
-    if (e != MPI_SUCCESS)
-        atomic_compare_exchange_strong(&s->err, &expected, e);
 }
 
 /* How running a node went: it completed as it ran, its completion comes

@@ -83,8 +83,9 @@ const struct cdn_param cdn_params[] = {
      "over TCP, also between processes of one node."},
     {"CADENCE_TRANSPORT_REPORT", "boolean", "0", "library",
      "1: at MPI_Finalize each process prints on stderr how many messages it sent over each "
-     "transport it opened and to itself ('cadence: rank 1: sent shm 1234, self 5'). The test "
-     "suite checks with it which transport carried a test's traffic."},
+     "transport it opened and to itself ('cadence: rank 1: sent shm 1234, self 5'), and the "
+     "shm transport its split copies. The test suite checks with it which transport carried a "
+     "test's traffic."},
     {"CADENCE_TCP_IF", "string", "loopback on one node, else the first non-loopback interface",
      "library",
      "Network interface the TCP transport listens on: a name (eth0) or an IPv4 CIDR block "

@@ -10,7 +10,8 @@
 # no peer: no transport may carry a message (self may, or nothing at all),
 # whatever TRANSPORT says.
 # mpirun's failure status is passed on as it is (so expect_exit.sh can wrap
-# this script); a wrong transport exits 1.
+# this script); a wrong transport exits 1, and so does a CADENCE_TEST_EXPECT
+# (below) that no line of stderr matches.
 set -u
 want=$1
 shift
@@ -71,4 +72,11 @@ awk -v want="$want" -v n="$n" '
         else if (!bad)
             printf "ok: %d ranks, messages over %s (sent:%s)\n", n, want, summary
         exit bad
-    }' "$err"
+    }' "$err" || exit 1
+# CADENCE_TEST_EXPECT: an extended regular expression some line of the
+# job's stderr must match (a path a test must have taken, from a report
+# line such as the shm transport's split-copy counts).
+if [ -n "${CADENCE_TEST_EXPECT:-}" ] && ! grep -Eq -- "$CADENCE_TEST_EXPECT" "$err"; then
+    echo "FAIL: no line of the job's stderr matches: $CADENCE_TEST_EXPECT"
+    exit 1
+fi

@@ -16,7 +16,9 @@
  * and 16 MiB transfers that both sides wait for at once, then checks one
  * 16 MiB transfer while the receiver computes: MPI_Isend and MPI_Issend to
  * a posted receive, and a receive posted after the send arrived (rank 0
- * sends first); then a 1 MiB MPI_Iallreduce that both start while one of
+ * sends first); then 192 KiB to a receiver that waits at once while the
+ * sender computes (a split copy's offer the receiver must take back);
+ * then a 1 MiB MPI_Iallreduce that both start while one of
  * them computes (alternately rank 1 and rank 0).  The computing rank reads
  * a shared page the other writes when its MPI_Wait returns, and computes
  * until it sees it (at most 5 s): the check is that it saw it, i.e. the
@@ -246,6 +248,41 @@ static int iallreduce(int rank, int worker, double secs, int round, const char *
     return ok;
 }
 
+/* Rank 0 sends `bytes` and computes until rank 1's MPI_Wait returned (at
+ * most `secs`); rank 1 waits at once.  A split copy's upper half is
+ * offered to the sender, which is not in MPI and whose thread a part of
+ * less than 256 KiB does not wake: the receiver must take the offer back
+ * and read the rest itself, not wait for the sender's MPI_Wait. */
+static int sender_computes(int rank, int bytes, double secs, int round, const char *what)
+{
+    char *buf = malloc(bytes);
+    int go = 1, ok = 1;
+    step++;
+    MPI_Request r;
+    if (rank == 1) {
+        MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
+        MPI_Send(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        board_post(1);
+        int good = 1;
+        for (int i = 0; i < bytes; i++)
+            good &= buf[i] == fill(i, round);
+        CHECK(good, "%s: data arrived intact", what);
+        ok &= good;
+    } else {
+        for (int i = 0; i < bytes; i++)
+            buf[i] = fill(i, round);
+        MPI_Recv(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
+        bool seen = compute_until_posted(1, secs);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CHECK(seen, "%s: rank 0 computed %.1f s and rank 1's wait had not returned", what, secs);
+        ok &= seen;
+    }
+    free(buf);
+    return ok;
+}
+
 /* The strong-progress checks of the "repeat" mode (see the top of the
  * file).  Stops after the first round that fails (each failing check
  * costs its whole computation). */
@@ -265,6 +302,8 @@ static void repeat(int rank)
             snprintf(what, sizeof what, "round %d: %s 16 MiB", round, kind_name[k]);
             ok &= overlap(rank, k, 16 << 20, limit, 0, round, what);
         }
+        snprintf(what, sizeof what, "round %d: 192 KiB to a waiting receiver", round);
+        ok &= sender_computes(rank, 192 << 10, limit, round, what);
         iallreduce(rank, 0, 0, round, "warm-up MPI_Iallreduce 1 MiB");
         snprintf(what, sizeof what, "round %d: MPI_Iallreduce 1 MiB", round);
         ok &= iallreduce(rank, 1 - round % 2, limit, round, what);

@@ -29,8 +29,9 @@
  * steps after it) and posted receives.  An eager message nobody wants at
  * once, or a FIN nobody waits on, stays in the ring until the next poll.
  * An RTS or a synchronous message rings a consumer with any receive
- * posted.  Cells that ask the consumer to act (CTS, PUSH, CANCEL, stream
- * data) always ring, and so does any cell but a lazy one (below) written
+ * posted.  Cells that ask the consumer to act (CTS, CANCEL, stream data,
+ * a PUSH of a large part; a smaller PUSH is an offer the producer takes
+ * back, and rings nobody) always ring, and so does any cell but a lazy one (below) written
  * into a half-full ring, and a producer that finds the ring full (it
  * queues what it could not write): an idle consumer drains the ring
  * before it fills.  A lazy cell does not ring for a crowded ring: the
@@ -72,6 +73,8 @@
 
 #define SHM_CELL_SIZE (16384 + 64)  /* 16 KiB of payload after the 56-byte header */
 #define SHM_RING_CELLS 64
+#define SHM_CLAIMS 16
+enum { SHM_CLAIM_OFFERED = 1, SHM_CLAIM_SENDER = 2, SHM_CLAIM_RECEIVER = 3 };
 
 struct shm_cell {
     _Atomic uint32_t seq;   /* position + 1 (low 32 bits) once committed */
@@ -91,6 +94,9 @@ struct shm_ring {
      * through the ring only when one may wait there -- the walk reads
      * every unread cell, up to a ring of lines the producer is writing. */
     _Alignas(64) _Atomic uint64_t posted_cells;
+    /* Upper parts of split copies offered to the producer (shm.c, "claims"):
+     * generation << 2 | SHM_CLAIM_*, taken by one side's compare-and-swap. */
+    _Alignas(64) _Atomic uint32_t claim[SHM_CLAIMS];
     _Alignas(64) unsigned char cells[SHM_RING_CELLS][SHM_CELL_SIZE];
 };
 
@@ -100,7 +106,7 @@ struct shm_ring {
  * for the receiver to act) rings a consumer that wants data or has any
  * receive posted. */
 enum { SHM_WANT_DATA, SHM_WANT_DONE, SHM_WANT_POSTED, SHM_NWANTS, SHM_WAKE_ALWAYS = -1,
-       SHM_RING_LAZY = -2 };
+       SHM_RING_LAZY = -2, SHM_WAKE_NEVER = -3 };
 
 /* Each line holds what changes together: a producer of lazy cells reads
  * only the first line, which changes when a thread goes to sleep; polled
@@ -125,6 +131,8 @@ static inline bool shm_bell_wants(const struct shm_bell *b, int need)
         need = SHM_WANT_DATA;
     if (need == SHM_WAKE_ALWAYS)
         return true;
+    if (need == SHM_WAKE_NEVER)
+        return false;
     if (need == SHM_WANT_POSTED)
         return atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_seq_cst) > 0 ||
                atomic_load_explicit(&b->posted, memory_order_seq_cst) > 0;

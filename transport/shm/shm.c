@@ -15,14 +15,18 @@
  *     arrives: a pipelined two-copy transfer.
  *   split copy (contiguous receive of >= CADENCE_SHM_SPLIT_MIN bytes waited
  *     for by an application thread, CMA proven on this peer, the sender has
- *     a progress thread): the receiver
- *     sends PUSH for the upper half and reads the lower half while the
- *     sender writes the upper half into the receive buffer with
- *     process_vm_writev and answers PUSHED -- one copy, done by both cores.
- *     A sender whose application is computing declines (PUSHED with
- *     EBUSY) and the receiver reads the rest itself.
+ *     a progress thread): the receiver offers the upper half in a claim
+ *     slot of the sender's ring in its segment and sends PUSH naming it
+ *     (a PUSH rings nobody), then reads the lower half.  A sender that polls
+ *     meanwhile claims the offer (compare-and-swap), writes the upper half
+ *     into the receive buffer with process_vm_writev and answers PUSHED --
+ *     one copy, done by both cores.  A receiver done with its half first
+ *     claims the offer itself and reads the rest, so it never waits for a
+ *     sender that is computing, and no push wakes a progress thread; the
+ *     sender then finds the offer taken and leaves it.
  *     The receiver's FIN follows PUSH in the same ring, so the sender has
- *     finished writing before it sees FIN and completes.
+ *     finished writing (or found the offer taken) before it sees FIN and
+ *     completes.
  * Cancel: C_CANCEL asks the receiver to drop a still-unmatched message,
  * named by the ring position of its header cell; C_CANCELLED answers only
  * a success.
@@ -32,6 +36,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -40,6 +45,7 @@
 #include "progress/job.h"
 #include "progress/params.h"
 #include "progress/request.h"
+#include "progress/sent.h"
 #include "progress/spin.h"
 #include "runtime/error.h"
 #include "transport/shm/shm.h"
@@ -47,11 +53,11 @@
 
 enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_CANCEL, C_CANCELLED, C_PUSH, C_PUSHED };
 
-/* A control cell: type, a and b, h.bytes = len, h.cookie = d, and e as the
- * first 8 bytes of data. */
+/* A control cell: type, a and b, h.bytes = len, h.cookie = d, and e and f
+ * as the first 16 bytes of data. */
 struct shm_ctrl {
     uint32_t type;
-    uint64_t a, b, len, d, e;
+    uint64_t a, b, len, d, e, f;
 };
 
 enum { OUT_SEND, OUT_CTRL, OUT_STREAM };
@@ -66,6 +72,8 @@ struct shm_out {
 };
 
 #define CMA_CHUNK (1 << 20)
+/* The smallest pushed part that rings a sleeping sender (ctrl_need). */
+#define SHM_PUSH_RING_MIN (256 << 10)
 
 
 static struct shm_state *state_of(struct cdn_transport *tp)
@@ -153,6 +161,7 @@ static bool emit_ctrl(struct shm_peer *p, const struct shm_ctrl *m)
     c->h.bytes = m->len;
     c->h.cookie = m->d;
     memcpy(c->data, &m->e, sizeof m->e);
+    memcpy(c->data + sizeof m->e, &m->f, sizeof m->f);
     shm_ring_commit(&p->prod);
     return true;
 }
@@ -312,8 +321,13 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
  * latter: it completes a receive nobody may be waiting for, but the
  * receiver answers it with the FIN the sender waits for; left for the next
  * poll, the sender's wait lasted as long as the receiver's computation. */
-static int ctrl_need(uint32_t type)
+static int ctrl_need(uint32_t type, uint64_t len)
 {
+    /* A push is an offer the receiver takes back if nobody comes: worth
+     * waking the sender's progress thread for only when the part is large
+     * enough to pay for the wake-up (SHM_PUSH_RING_MIN). */
+    if (type == C_PUSH)
+        return len >= SHM_PUSH_RING_MIN ? SHM_WAKE_ALWAYS : SHM_WAKE_NEVER;
     return type == C_FIN || type == C_ACK || type == C_CANCELLED ? SHM_WANT_DONE
                                                                  : SHM_WAKE_ALWAYS;
 }
@@ -322,7 +336,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
 {
     cdn_spin_lock(&p->lock);
     bool sent = p->outq == NULL && emit_ctrl(p, m);
-    int need = sent ? ring_need(p, ctrl_need(m->type)) : SHM_WAKE_ALWAYS;
+    int need = sent ? ring_need(p, ctrl_need(m->type, m->len)) : SHM_WAKE_ALWAYS;
     if (!sent) {
         struct shm_out *o = calloc(1, sizeof *o);
         if (o == NULL)
@@ -433,6 +447,30 @@ static bool progressing(void)
  * while the sender has rendezvous messages of ours to read (traffic both
  * ways, as in bibw): its core is busy copying already, and a push would
  * only add two control cells and a system call to each message. */
+/* A free claim slot of p's ring in our segment, or -1. */
+static int claim_get(struct shm_peer *p)
+{
+    unsigned used = atomic_load_explicit(&p->claims_used, memory_order_relaxed);
+    for (;;) {
+        if (used == (1u << SHM_CLAIMS) - 1)
+            return -1;
+        int k = __builtin_ctz(~used);
+        if (atomic_compare_exchange_weak_explicit(&p->claims_used, &used, used | 1u << k,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return k;
+    }
+}
+
+static void claim_put(struct shm_peer *p, int k)
+{
+    atomic_fetch_and_explicit(&p->claims_used, ~(1u << k), memory_order_release);
+}
+
+static uint32_t claim_word(uint32_t gen, uint32_t state)
+{
+    return gen << 2 | state;
+}
+
 static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
 {
     if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||
@@ -462,17 +500,42 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
     struct shm_peer *p = peer_of(st, rv.peer);
     if (st->cma && p->cma_ok) {
         uint64_t split = split_point(st, p, &rv);
+        int slot = split < rv.len ? claim_get(p) : -1;
+        if (slot < 0)
+            split = rv.len;
         atomic_store_explicit(&rreq->u.p2p.parts, split < rv.len ? 2 : 1, memory_order_relaxed);
+        uint32_t offer = 0;
+        if (split < rv.len && cdn_sent_report)
+            atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
         if (split < rv.len) {
-            /* one more event: the receive completes when PUSHED comes too */
+            /* one more event: the upper half's, whoever copies it */
             atomic_fetch_add_explicit(&rreq->cc, 1, memory_order_relaxed);
             SHM_HB_RELEASE(rreq);
+            uint32_t gen = ++p->claim_gen[slot] & 0x3fffffffu;
+            offer = claim_word(gen, SHM_CLAIM_OFFERED);
+            atomic_store_explicit(&p->cons.ring->claim[slot], offer, memory_order_release);
             struct shm_ctrl m = {.type = C_PUSH, .a = rv.cookie, .b = (uint64_t)(uintptr_t)rreq,
                                  .len = rv.len - split,
-                                 .d = (uint64_t)(uintptr_t)rv.dst + split, .e = split};
+                                 .d = (uint64_t)(uintptr_t)rv.dst + split, .e = split,
+                                 .f = (uint64_t)gen << 8 | (uint64_t)slot};
             send_ctrl_msg(st, p, &m);
         }
         int e = cma_pull(p, rreq, &rv, 0, split);
+        if (split < rv.len) {
+            /* the upper half still offered: take it back and read it here */
+            if (atomic_compare_exchange_strong_explicit(
+                    &p->cons.ring->claim[slot], &offer, offer | SHM_CLAIM_RECEIVER,
+                    memory_order_acq_rel, memory_order_acquire)) {
+                claim_put(p, slot);
+                if (cdn_sent_report)
+                    atomic_fetch_add_explicit(&st->split_taken_back, 1, memory_order_relaxed);
+                if (e == 0)
+                    e = cma_pull(p, rreq, &rv, split, rv.len);
+                part_done(st, p, rreq, MPI_SUCCESS);
+            }
+            /* else the sender writes it, and PUSHED completes the other part */
+            split = 0;  /* the error below names the whole length */
+        }
         if (e == 0) {
             p->cma_proven = true;
             part_done(st, p, rreq, MPI_SUCCESS);
@@ -480,7 +543,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
         }
         if (split < rv.len || (e != EPERM && e != ENOSYS && e != EACCES)) {
             part_done(st, p, rreq, cdn_err(MPI_ERR_OTHER, "receive: reading %llu bytes from rank "
-                                           "%d failed: %s", (unsigned long long)split, p->world,
+                                           "%d failed: %s", (unsigned long long)rv.len, p->world,
                                            strerror(e)));
             return MPI_SUCCESS;
         }
@@ -494,21 +557,26 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
     return MPI_SUCCESS;
 }
 
-/* Sender: write the upper part of a split copy into the receive buffer and
- * say so (b: 0, or why not; d: where the part starts).  Only in the
- * progress thread or an application thread waiting in MPI; an application
- * thread that only tests declines and the receiver reads the rest. */
+/* Sender: claim the upper part of a split copy, write it into the receive
+ * buffer and say so (b: 0, or why not; d: where the part starts; f: the
+ * slot).  Only in the progress thread or an application thread waiting in
+ * MPI; an application thread that only tests leaves the offer to the
+ * receiver, as does one that comes too late (the receiver took it back). */
 static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
 {
     struct cdn_request *sreq = (struct cdn_request *)(uintptr_t)c->a;
-    uint64_t off;
+    uint64_t off, f;
     memcpy(&off, c->data, sizeof off);
-    int e = EBUSY;
-    if (progressing()) {
-        const char *src = cdn_p2p_send_contig(sreq);
-        e = cma_copy(p->pid, true, (char *)(uintptr_t)(src + off), c->h.cookie, c->h.bytes);
-    }
-    struct shm_ctrl m = {.type = C_PUSHED, .a = c->b, .b = (uint64_t)e, .d = off};
+    memcpy(&f, c->data + sizeof off, sizeof f);
+    uint32_t slot = (uint32_t)(f & 0xff), offer = claim_word((uint32_t)(f >> 8), SHM_CLAIM_OFFERED);
+    if (!progressing() || slot >= SHM_CLAIMS ||
+        !atomic_compare_exchange_strong_explicit(&p->prod.ring->claim[slot], &offer,
+                                                 offer | SHM_CLAIM_SENDER, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return;
+    const char *src = cdn_p2p_send_contig(sreq);
+    int e = cma_copy(p->pid, true, (char *)(uintptr_t)(src + off), c->h.cookie, c->h.bytes);
+    struct shm_ctrl m = {.type = C_PUSHED, .a = c->b, .b = (uint64_t)e, .d = off, .f = slot};
     send_ctrl_msg(st, p, &m);
 }
 
@@ -518,6 +586,11 @@ static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_c
 static void on_pushed(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
 {
     struct cdn_request *rreq = (struct cdn_request *)(uintptr_t)c->a;
+    uint64_t slot;
+    memcpy(&slot, c->data + sizeof(uint64_t), sizeof slot);
+    claim_put(p, (int)slot);
+    if (cdn_sent_report && c->b == 0)
+        atomic_fetch_add_explicit(&st->split_pushed, 1, memory_order_relaxed);
     int err = MPI_SUCCESS;
     if (c->b != 0) {
         struct cdn_rndv rv;
@@ -570,7 +643,7 @@ static inline int cell_need(const struct shm_cell *c)
     if (type == C_EAGER)
         return __atomic_load_n(&c->h.flags, __ATOMIC_RELAXED) & CDN_WIRE_SYNC ? SHM_WANT_POSTED
                                                                               : SHM_WANT_DATA;
-    return ctrl_need(type);
+    return ctrl_need(type, __atomic_load_n(&c->h.bytes, __ATOMIC_RELAXED));
 }
 
 static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_peer *p,
@@ -793,6 +866,10 @@ static int shm_wireup(struct cdn_transport *tp)
 static void shm_finalize(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
+    if (cdn_sent_report)
+        fprintf(stderr, "cadence: rank %d: shm split copies %lu, upper half by the sender %lu, "
+                "taken back %lu\n", cdn_job_rank(), atomic_load(&st->splits),
+                atomic_load(&st->split_pushed), atomic_load(&st->split_taken_back));
     shm_seg_destroy(st);
     for (int i = 0; i < st->nlocal; i++) {
         while (st->peers[i].outq != NULL)

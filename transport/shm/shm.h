@@ -49,6 +49,8 @@ struct shm_peer {
     bool cma_ok;
     bool cma_proven;                 /* a CMA read from it has worked */
     atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN or CANCELLED) */
+    atomic_uint claims_used;         /* claim slots of its ring in our segment in use (bits) */
+    uint32_t claim_gen[SHM_CLAIMS];  /* each slot's generation, bumped by its user */
 };
 
 struct shm_state {
@@ -69,6 +71,9 @@ struct shm_state {
     int sock;                        /* doorbell fd exchange (wire-up only) */
     bool cma;                        /* CADENCE_SHM_CMA */
     uint64_t split_min;              /* CADENCE_SHM_SPLIT_MIN (0: never split) */
+    /* Split copies received, their upper halves written by the sender and
+     * taken back; counted with CADENCE_TRANSPORT_REPORT (shm_finalize). */
+    atomic_ulong splits, split_pushed, split_taken_back;
     int prefault_max;                /* CADENCE_SHM_PREFAULT: fault rings in up to this many
                                       * processes per node */
     atomic_int queued;               /* items in outbound queues */

@@ -30,9 +30,9 @@
  * once, or a FIN nobody waits on, stays in the ring until the next poll.
  * An RTS or a synchronous message rings a consumer with any receive
  * posted.  Cells that ask the consumer to act (CTS, CANCEL, stream data,
- * a PUSH of a large part; a smaller PUSH is an offer the producer takes
- * back, and rings nobody) always ring, and so does any cell but a lazy one (below) written
- * into a half-full ring, and a producer that finds the ring full (it
+ * a PUSH of a large part; a smaller PUSH is an offer its producer takes
+ * back, and rings nobody) always ring, and so does any cell but a lazy one
+ * (below) written into a half-full ring, and a producer that finds the ring full (it
  * queues what it could not write): an idle consumer drains the ring
  * before it fills.  A lazy cell does not ring for a crowded ring: the
  * windows of 64 messages of a message-rate benchmark filled it half-way

@@ -17,13 +17,14 @@
  *     for by an application thread, CMA proven on this peer, the sender has
  *     a progress thread): the receiver offers the upper half in a claim
  *     slot of the sender's ring in its segment and sends PUSH naming it
- *     (a PUSH rings nobody), then reads the lower half.  A sender that polls
+ *     (a PUSH of less than SHM_PUSH_RING_MIN rings nobody), then reads the
+ *     lower half.  A sender that polls
  *     meanwhile claims the offer (compare-and-swap), writes the upper half
  *     into the receive buffer with process_vm_writev and answers PUSHED --
  *     one copy, done by both cores.  A receiver done with its half first
  *     claims the offer itself and reads the rest, so it never waits for a
- *     sender that is computing, and no push wakes a progress thread; the
- *     sender then finds the offer taken and leaves it.
+ *     sender that is computing; the sender then finds the offer taken and
+ *     leaves it.
  *     The receiver's FIN follows PUSH in the same ring, so the sender has
  *     finished writing (or found the offer taken) before it sees FIN and
  *     completes.
@@ -439,14 +440,6 @@ static bool progressing(void)
            atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0;
 }
 
-/* Where a contiguous receive of len bytes splits its copy with the sender
- * (len: no split).  Only in a thread that is there to make progress: an
- * application thread waiting in MPI, or the progress thread (which takes
- * the processor from a computing application thread anyway).  An
- * application thread merely testing goes back to its work instead.  Not
- * while the sender has rendezvous messages of ours to read (traffic both
- * ways, as in bibw): its core is busy copying already, and a push would
- * only add two control cells and a system call to each message. */
 /* A free claim slot of p's ring in our segment, or -1. */
 static int claim_get(struct shm_peer *p)
 {
@@ -471,6 +464,14 @@ static uint32_t claim_word(uint32_t gen, uint32_t state)
     return gen << 2 | state;
 }
 
+/* Where a contiguous receive of len bytes splits its copy with the sender
+ * (len: no split).  Only in a thread that is there to make progress: an
+ * application thread waiting in MPI, or the progress thread (which takes
+ * the processor from a computing application thread anyway).  An
+ * application thread merely testing goes back to its work instead.  Not
+ * while the sender has rendezvous messages of ours to read (traffic both
+ * ways, as in bibw): its core is busy copying already, and a push would
+ * only add two control cells and a system call to each message. */
 static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
 {
     if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||
@@ -503,11 +504,12 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
         int slot = split < rv.len ? claim_get(p) : -1;
         if (slot < 0)
             split = rv.len;
-        atomic_store_explicit(&rreq->u.p2p.parts, split < rv.len ? 2 : 1, memory_order_relaxed);
+        bool offered = split < rv.len;
+        atomic_store_explicit(&rreq->u.p2p.parts, offered ? 2 : 1, memory_order_relaxed);
         uint32_t offer = 0;
-        if (split < rv.len && cdn_sent_report)
-            atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
-        if (split < rv.len) {
+        if (offered) {
+            if (cdn_sent_report)
+                atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
             /* one more event: the upper half's, whoever copies it */
             atomic_fetch_add_explicit(&rreq->cc, 1, memory_order_relaxed);
             SHM_HB_RELEASE(rreq);
@@ -521,7 +523,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
             send_ctrl_msg(st, p, &m);
         }
         int e = cma_pull(p, rreq, &rv, 0, split);
-        if (split < rv.len) {
+        if (offered) {
             /* the upper half still offered: take it back and read it here */
             if (atomic_compare_exchange_strong_explicit(
                     &p->cons.ring->claim[slot], &offer, offer | SHM_CLAIM_RECEIVER,
@@ -534,14 +536,13 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
                 part_done(st, p, rreq, MPI_SUCCESS);
             }
             /* else the sender writes it, and PUSHED completes the other part */
-            split = 0;  /* the error below names the whole length */
         }
         if (e == 0) {
             p->cma_proven = true;
             part_done(st, p, rreq, MPI_SUCCESS);
             return MPI_SUCCESS;
         }
-        if (split < rv.len || (e != EPERM && e != ENOSYS && e != EACCES)) {
+        if (offered || (e != EPERM && e != ENOSYS && e != EACCES)) {
             part_done(st, p, rreq, cdn_err(MPI_ERR_OTHER, "receive: reading %llu bytes from rank "
                                            "%d failed: %s", (unsigned long long)rv.len, p->world,
                                            strerror(e)));

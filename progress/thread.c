@@ -8,7 +8,11 @@
  * ranks on one node spread out (CADENCE_PROGRESS_BIND=0 leaves it
  * unbound).  While an application thread polls inside a blocking
  * call the thread parks (engine.h, cdn_progress_app_enter): the waiter gets
- * the lowest latency alone, and the two never fight over one core.
+ * the lowest latency alone, and the two never fight over one core.  Sharing
+ * the application's processing unit, it also naps before polling while an
+ * application thread is inside a point-to-point call (posting: it polls
+ * itself within microseconds), and after a wake-up that found work while
+ * one was.
  *
  * Sharing a core with a computing application thread.  When the thread is
  * bound to the application's only processing unit (the usual mpirun
@@ -112,6 +116,11 @@ static void raise_priority(void)
 /* How long the thread stands back when an application thread holds the
  * transports (progress_main). */
 enum { CONTENDED_SLEEP_NS = 20000 };
+/* Naps in a row at most for an application thread inside a point-to-point
+ * call (progress_main): a thread streaming sends is inside nearly all the
+ * time, and it must not keep this one napping (a wake-up on its core per
+ * nap) instead of asleep in epoll or polling. */
+enum { INSIDE_NAPS = 4 };
 
 static void *progress_main(void *arg)
 {
@@ -143,6 +152,7 @@ static void *progress_main(void *arg)
      * messages while our application posts its own would ring once per
      * message it finds us asleep for (docs/progress.md). */
     long nap_ns = 0;
+    int inside_naps = 0;  /* naps in a row for an application thread inside MPI */
     if (npu == 1)
         nap_ns = cdn_progress_param_long("CADENCE_PROGRESS_NAP_US", 50, 0, 10000) * 1000;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
@@ -158,6 +168,18 @@ static void *progress_main(void *arg)
             continue;
         }
         park_ns = 50000;
+        /* An application thread is inside a point-to-point call on our
+         * processing unit: it polls when it waits, or its next call does.
+         * Polling now would preempt it (this thread's priority is higher)
+         * to do what it is about to do itself, and in a bidirectional
+         * stream of rendezvous messages each doorbell caught it posting. */
+        if (nap_ns > 0 && inside_naps < INSIDE_NAPS &&
+            atomic_load_explicit(&cdn_p2p_app_inside, memory_order_relaxed) &&
+            cdn_progress_nap(nap_ns)) {
+            inside_naps++;
+            continue;
+        }
+        inside_naps = 0;
         cdn_progress_let_app_out();
         atomic_store_explicit(&cdn_engine.thread_busy, true, memory_order_relaxed);
         int pn = cdn_progress_poll();

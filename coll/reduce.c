@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "runtime/comm.h"
+#include "runtime/copy.h"
 #include "runtime/datatype.h"
 #include "runtime/op.h"
 #include "sched/sched.h"
@@ -371,7 +372,7 @@ int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sb
     size_t bytes = (size_t)(count * cdn_datatype_size(dt));
     _Alignas(64) unsigned char tmp[CDN_ALLREDUCE_DIRECT_MAX];
     if (sbuf != MPI_IN_PLACE)
-        memcpy(rbuf, sbuf, bytes);
+        cdn_copy(rbuf, sbuf, bytes);
     int p = c->size, r = c->rank, pof2, rem;
     int newrank = rd_layout(p, r, &pof2, &rem);
     if (r < 2 * rem) {
@@ -393,7 +394,7 @@ int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sb
             cdn_op_reduce(op, tmp, rbuf, count, dt);  /* lower range first */
         } else {
             cdn_op_reduce(op, rbuf, tmp, count, dt);  /* rbuf op tmp, into tmp */
-            memcpy(rbuf, tmp, bytes);
+            cdn_copy(rbuf, tmp, bytes);
         }
     }
     if (rc == MPI_SUCCESS && r < 2 * rem)

@@ -13,6 +13,7 @@
 
 #include "progress/engine.h"
 #include "progress/request.h"
+#include "runtime/copy.h"
 
 #define CDN_MATCH_CHUNKS 1024
 
@@ -149,7 +150,7 @@ static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
             free(msg);
             return NULL;
         }
-        memcpy(msg->data, payload, n);
+        cdn_copy(msg->data, payload, n);
     }
     return msg;
 }

@@ -22,6 +22,7 @@
 #include "progress/match.h"
 #include "progress/sent.h"
 #include "runtime/comm.h"
+#include "runtime/copy.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
 #include "transport/transport.h"
@@ -105,7 +106,7 @@ size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, s
     if (run != NULL) {
         size_t n = offset >= (uint64_t)p->bytes ? 0 : (size_t)((uint64_t)p->bytes - offset);
         n = n < len ? n : len;
-        memcpy(dst, run + offset, n);
+        cdn_copy(dst, run + offset, n);
         return n;
     }
     return (size_t)cdn_dt_pack(&p->seg, (MPI_Count)offset, dst, (MPI_Count)len);
@@ -475,7 +476,7 @@ static inline void recv_data(struct cdn_request *rreq, uint64_t offset, const vo
     if (len > (uint64_t)p->bytes - offset)
         len = (size_t)((uint64_t)p->bytes - offset);
     if (p->seg.contig != NULL)  /* one run: what cdn_dt_unpack does after its checks */
-        memcpy(p->seg.contig + offset, data, len);
+        cdn_copy(p->seg.contig + offset, data, len);
     else
         cdn_dt_unpack(&p->seg, (MPI_Count)offset, data, (MPI_Count)len);
 }

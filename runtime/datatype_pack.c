@@ -23,6 +23,7 @@
 #include <immintrin.h>
 #endif
 
+#include "runtime/copy.h"
 #include "runtime/datatype_impl.h"
 
 enum dir { PACK, UNPACK };
@@ -38,9 +39,9 @@ struct cursor {
 static inline void copy_run(char *mem, MPI_Count len, struct cursor *c)
 {
     if (c->dir == PACK)
-        memcpy(c->packed, mem, (size_t)len);
+        cdn_copy(c->packed, mem, (size_t)len);
     else
-        memcpy(mem, c->packed, (size_t)len);
+        cdn_copy(mem, c->packed, (size_t)len);
     c->packed += len;
 }
 
@@ -225,9 +226,9 @@ static MPI_Count segment_xfer(struct cdn_dt_segment *seg, MPI_Count offset, char
         len = seg->bytes - offset;
     if (seg->contig != NULL) {  /* one run: what copy_run below does, without the cursor */
         if (dir == PACK)
-            memcpy(packed, seg->contig + offset, (size_t)len);
+            cdn_copy(packed, seg->contig + offset, (size_t)len);
         else
-            memcpy(seg->contig + offset, packed, (size_t)len);
+            cdn_copy(seg->contig + offset, packed, (size_t)len);
         return len;
     }
     struct cursor c = {.packed = packed, .dir = dir, .stream = dir == PACK && len >= CDN_DT_NT_BYTES};

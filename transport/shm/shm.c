@@ -48,6 +48,7 @@
 #include "progress/request.h"
 #include "progress/sent.h"
 #include "progress/spin.h"
+#include "runtime/copy.h"
 #include "runtime/error.h"
 #include "transport/shm/shm.h"
 #include "transport/shm/tsan.h"
@@ -278,7 +279,7 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
     c->type = C_EAGER;
     c->len = (uint16_t)len;
     if (len > 0)
-        memcpy(c->data, data, len);
+        cdn_copy(c->data, data, len);
     shm_ring_commit(&p->prod);
     int need = ring_need(p, lazy ? SHM_RING_LAZY : SHM_WANT_DATA);
     cdn_spin_unlock(&p->lock);

@@ -708,7 +708,7 @@ static int shm_poll(struct cdn_transport *tp)
     for (int i = 0; i < st->nin; i++) {
         struct shm_peer *p = st->from[i];
         struct shm_cell *c;
-        for (int k = 0; k < SHM_RING_CELLS && (c = shm_ring_peek(&p->cons)) != NULL; k++) {
+        for (uint32_t k = 0; k < p->cons.ncells && (c = shm_ring_peek(&p->cons)) != NULL; k++) {
             /* The common cell, a standard eager message, here; handle()
              * does the same for it (not of need SHM_WANT_POSTED: nothing
              * to count) and everything else. */
@@ -853,7 +853,7 @@ static int shm_init(struct cdn_transport *tp)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: shm transport: out of memory");
     for (int i = 0; i < st->nlocal; i++) {
         if (i != st->me) {
-            st->in[st->nin] = &st->seg->rings[i];
+            st->in[st->nin] = shm_seg_ring(st->seg, i);
             st->from[st->nin++] = &st->peers[i];
         }
     }

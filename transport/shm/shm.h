@@ -28,9 +28,18 @@ struct shm_seg {
     uint32_t nlocal;
     atomic_int attached;             /* peers that mapped this segment */
     uint32_t serves_push;            /* its owner writes split copies (progress thread on) */
+    uint32_t ring_cells;             /* cells per ring (shm_ring_cells_for) */
+    uint64_t ring_bytes;             /* shm_ring_bytes(ring_cells) */
     struct shm_bell bell;
-    struct shm_ring rings[];         /* by the sender's local index */
+    _Alignas(64) unsigned char rings[];  /* nlocal rings of ring_bytes, by the sender's
+                                          * local index (shm_seg_ring) */
 };
+
+/* The ring local process i writes into seg. */
+static inline struct shm_ring *shm_seg_ring(struct shm_seg *seg, int i)
+{
+    return (struct shm_ring *)(seg->rings + (size_t)i * seg->ring_bytes);
+}
 
 struct shm_out;  /* an item waiting for ring space (shm.c) */
 

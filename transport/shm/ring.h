@@ -102,6 +102,10 @@ struct shm_ring {
     /* Upper parts of split copies offered to the producer (shm.c, "claims"):
      * generation << 2 | SHM_CLAIM_*, taken by one side's compare-and-swap. */
     _Alignas(64) _Atomic uint32_t claim[SHM_CLAIMS];
+    /* The producer's rate of copying into cells (bytes per 1024 time-stamp
+     * ticks, averaged; 0: none yet), for the consumer's choice between CMA
+     * and the rings (shm.c, rndv_by_cma). */
+    _Alignas(64) atomic_uint fill_rate;
     _Alignas(64) unsigned char cells[][SHM_CELL_SIZE];
 };
 

@@ -66,13 +66,17 @@ const struct cdn_param cdn_params[] = {
      "Largest message (bytes) the shared-memory transport sends eagerly in one cell; larger "
      "ones use rendezvous (single-copy CMA, or a pipelined copy through the rings). At most "
      "16392 (one cell)."},
-    {"CADENCE_SHM_CMA", "boolean", "1", "library",
-     "Move rendezvous data with one process_vm_readv (CMA). 0 forces the pipelined two-copy "
-     "path through the rings (what is used anyway when the kernel refuses CMA)."},
+    {"CADENCE_SHM_CMA", "integer", "2", "library",
+     "How rendezvous data moves between processes of a node: 1 with one process_vm_readv "
+     "(CMA, single copy), 0 with the pipelined two-copy path through the rings (what is used "
+     "anyway when the kernel refuses CMA), 2 (default) each message by whichever of the two "
+     "this pair of processes currently copies faster (measured as messages move)."},
     {"CADENCE_SHM_PREFAULT", "integer", "16", "library",
-     "On a node of at most this many processes, the shared-memory rings (1 MiB per pair of "
-     "processes and direction) are faulted in at MPI_Init instead of cell by cell as the "
-     "first messages use them. 0: never."},
+     "On a node of at most this many processes, the shared-memory rings are faulted in at "
+     "MPI_Init instead of cell by cell as the first messages use them. 0: never."},
+    {"CADENCE_SHM_RING_MIB", "integer", "16", "library",
+     "Megabytes of inbound shared-memory rings per process: each ring gets as many 16 KiB "
+     "cells as fit (a power of two, 64 to 256) with one ring per other process of the node."},
     {"CADENCE_SHM_SPLIT_MIN", "integer", "65536", "library",
      "Contiguous rendezvous receives of at least this many bytes split the CMA copy with the "
      "sender: the receiver reads the lower half while the sender's progress thread writes the "

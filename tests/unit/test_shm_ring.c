@@ -22,16 +22,18 @@
 
 struct shared {
     struct shm_bell bell;
-    struct shm_ring ring;
+    struct shm_ring ring;  /* SHM_RING_CELLS cells follow */
 };
+
+#define SHARED_LEN (sizeof(struct shared) + (size_t)SHM_RING_CELLS * SHM_CELL_SIZE)
 
 static struct shared *map_shared(void)
 {
-    struct shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                            -1, 0);
+    size_t len = SHARED_LEN;
+    struct shared *s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(s, MAP_FAILED);
-    memset(s, 0, sizeof *s);
-    shm_ring_init(&s->ring);
+    memset(s, 0, len);
+    shm_ring_init(&s->ring, SHM_RING_CELLS);
     return s;
 }
 
@@ -89,7 +91,7 @@ START_TEST(test_ring_order_across_processes)
     uint64_t v;
     ck_assert_int_lt(read(efd, &v, sizeof v), 0);  /* never armed: never rung */
     close(efd);
-    munmap(s, sizeof *s);
+    munmap(s, SHARED_LEN);
 }
 END_TEST
 
@@ -125,7 +127,7 @@ START_TEST(test_doorbell_wakes_sleeper)
     ck_assert_int_lt(read(efd, &v, sizeof v), 0);  /* disarm drained it */
     waitpid(pid, NULL, 0);
     close(efd);
-    munmap(s, sizeof *s);
+    munmap(s, SHARED_LEN);
 }
 END_TEST
 
@@ -160,7 +162,7 @@ START_TEST(test_arm_then_check_sees_cell)
     }
     ck_assert_int_eq(lost, 0);
     close(efd);
-    munmap(s, sizeof *s);
+    munmap(s, SHARED_LEN);
 }
 END_TEST
 
@@ -275,7 +277,7 @@ START_TEST(test_bell_wants)
     ck_assert_uint_eq(rings_of(efd), 0);
     shm_bell_disarm(&s->bell, efd);
     close(efd);
-    munmap(s, sizeof *s);
+    munmap(s, SHARED_LEN);
 }
 END_TEST
 
@@ -347,7 +349,7 @@ START_TEST(test_bell_polled)
     ck_assert(!shm_bell_quiet(&s->bell, 1));
     ck_assert(!shm_bell_quiet(&s->bell, -1));
     close(efd);
-    munmap(s, sizeof *s);
+    munmap(s, SHARED_LEN);
 }
 END_TEST
 

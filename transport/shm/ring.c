@@ -4,17 +4,20 @@
 #include <string.h>
 #include <unistd.h>
 
-void shm_ring_init(struct shm_ring *r)
+void shm_ring_init(struct shm_ring *r, uint32_t ncells)
 {
+    r->ncells = ncells;
     atomic_init(&r->tail, 0);
     atomic_init(&r->posted_cells, 0);
-    for (int i = 0; i < SHM_RING_CELLS; i++)
+    atomic_init(&r->fill_rate, 0);
+    for (uint32_t i = 0; i < ncells; i++)
         atomic_init(&((struct shm_cell *)r->cells[i])->seq, 0);
 }
 
 void shm_prod_open(struct shm_prod *p, struct shm_ring *r)
 {
     p->ring = r;
+    p->ncells = r->ncells;
     p->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
     p->head = p->tail_seen;  /* opened at wire-up, before anything is sent */
 }
@@ -22,6 +25,7 @@ void shm_prod_open(struct shm_prod *p, struct shm_ring *r)
 void shm_cons_open(struct shm_cons *c, struct shm_ring *r)
 {
     c->ring = r;
+    c->ncells = r->ncells;
     c->tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     atomic_init(&c->posted_taken, atomic_load_explicit(&r->posted_cells, memory_order_relaxed));
 }
@@ -67,11 +71,12 @@ bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
                          int (*need_of)(const struct shm_cell *c), bool full)
 {
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
-    for (uint64_t pos = tail; pos < tail + SHM_RING_CELLS; pos++) {
-        struct shm_cell *c = (struct shm_cell *)r->cells[pos % SHM_RING_CELLS];
+    uint32_t ncells = r->ncells;
+    for (uint64_t pos = tail; pos < tail + ncells; pos++) {
+        struct shm_cell *c = (struct shm_cell *)r->cells[pos & (ncells - 1)];
         if (atomic_load_explicit(&c->seq, memory_order_seq_cst) != (uint32_t)(pos + 1))
             return false;
-        if (full && pos - tail + 1 >= SHM_RING_CELLS / 2)
+        if (full && pos - tail + 1 >= ncells / 2)
             return true;  /* crowded: its producer rang, or was kept from it */
         int need = need_of(c);
         /* a cell taken and refilled meanwhile has a later sequence number */

@@ -72,7 +72,11 @@
 #include "transport/transport.h"
 
 #define SHM_CELL_SIZE (16384 + 64)  /* 16 KiB of payload after the 56-byte header */
+/* Cells per ring: a power of two chosen per node by the segment's owner
+ * (shm_ring_cells_for, segment.c), the same for every ring of the node.
+ * SHM_RING_CELLS is the smallest (the unit tests' rings). */
 #define SHM_RING_CELLS 64
+#define SHM_RING_CELLS_MAX 256
 #define SHM_CLAIMS 16
 enum { SHM_CLAIM_OFFERED = 1, SHM_CLAIM_SENDER = 2, SHM_CLAIM_RECEIVER = 3 };
 
@@ -87,6 +91,7 @@ struct shm_cell {
 #define SHM_CELL_PAYLOAD (SHM_CELL_SIZE - sizeof(struct shm_cell))
 
 struct shm_ring {
+    _Alignas(64) uint32_t ncells;         /* a power of two, fixed before anyone attaches */
     _Alignas(64) _Atomic uint64_t tail;   /* cells released by the consumer */
     /* Cells of need SHM_WANT_POSTED (an RTS, a synchronous message) written
      * so far, counted before each is committed: a consumer whose posted
@@ -97,8 +102,18 @@ struct shm_ring {
     /* Upper parts of split copies offered to the producer (shm.c, "claims"):
      * generation << 2 | SHM_CLAIM_*, taken by one side's compare-and-swap. */
     _Alignas(64) _Atomic uint32_t claim[SHM_CLAIMS];
-    _Alignas(64) unsigned char cells[SHM_RING_CELLS][SHM_CELL_SIZE];
+    /* The producer's rate of copying into cells (bytes per 1024 time-stamp
+     * ticks, averaged; 0: none yet), for the consumer's choice between CMA
+     * and the rings (shm.c, rndv_by_cma). */
+    _Alignas(64) atomic_uint fill_rate;
+    _Alignas(64) unsigned char cells[][SHM_CELL_SIZE];
 };
+
+/* The bytes of a ring of ncells cells. */
+static inline size_t shm_ring_bytes(uint32_t ncells)
+{
+    return sizeof(struct shm_ring) + (size_t)ncells * SHM_CELL_SIZE;
+}
 
 /* What a cell is for, to a sleeping consumer: its want index (the
  * CDN_WANT_* of the same name), or SHM_WAKE_ALWAYS.  A cell of need
@@ -143,23 +158,25 @@ static inline bool shm_bell_wants(const struct shm_bell *b, int need)
 struct shm_prod {
     struct shm_ring *ring;
     uint64_t head, tail_seen;
+    uint32_t ncells;                /* the ring's, read once */
 };
 struct shm_cons {
     struct shm_ring *ring;
     uint64_t tail;
+    uint32_t ncells;
     _Atomic uint64_t posted_taken;  /* cells of need SHM_WANT_POSTED taken (the poller's) */
 };
 
-void shm_ring_init(struct shm_ring *r);
+void shm_ring_init(struct shm_ring *r, uint32_t ncells);
 void shm_prod_open(struct shm_prod *p, struct shm_ring *r);
 void shm_cons_open(struct shm_cons *c, struct shm_ring *r);
 
 
 /* The ring operations every message takes, inline (the message path). */
 
-static inline struct shm_cell *cell_at(struct shm_ring *r, uint64_t pos)
+static inline struct shm_cell *cell_at(struct shm_ring *r, uint32_t ncells, uint64_t pos)
 {
-    return (struct shm_cell *)r->cells[pos % SHM_RING_CELLS];
+    return (struct shm_cell *)r->cells[pos & (ncells - 1)];
 }
 
 /* Fetch a line for writing (an exclusive copy), without waiting.  x86
@@ -177,31 +194,31 @@ static inline void prefetch_write(const void *p)
 /* The next free cell, or NULL when the ring is full. */
 static inline struct shm_cell *shm_ring_reserve(struct shm_prod *p)
 {
-    if (p->head - p->tail_seen >= SHM_RING_CELLS) {
+    if (p->head - p->tail_seen >= p->ncells) {
         p->tail_seen = atomic_load_explicit(&p->ring->tail, memory_order_acquire);
-        if (p->head - p->tail_seen >= SHM_RING_CELLS)
+        if (p->head - p->tail_seen >= p->ncells)
             return NULL;
     }
-    return cell_at(p->ring, p->head);
+    return cell_at(p->ring, p->ncells, p->head);
 }
 
 /* Publish the reserved cell. */
 static inline void shm_ring_commit(struct shm_prod *p)
 {
-    struct shm_cell *c = cell_at(p->ring, p->head);
+    struct shm_cell *c = cell_at(p->ring, p->ncells, p->head);
     p->head++;
     atomic_store_explicit(&c->seq, (uint32_t)p->head, memory_order_release);
     /* Ask for the next cell's first line for writing now: the consumer
      * last read it a ring ago, and fetching it at the next send would
      * stall that send's doorbell fence (ring.h) for a transfer between
      * cores. */
-    prefetch_write(cell_at(p->ring, p->head));
+    prefetch_write(cell_at(p->ring, p->ncells, p->head));
 }
 
 /* The oldest unread cell, or NULL. */
 static inline struct shm_cell *shm_ring_peek(struct shm_cons *c)
 {
-    struct shm_cell *cell = cell_at(c->ring, c->tail);
+    struct shm_cell *cell = cell_at(c->ring, c->ncells, c->tail);
     if (atomic_load_explicit(&cell->seq, memory_order_acquire) != (uint32_t)(c->tail + 1))
         return NULL;
     return cell;
@@ -221,7 +238,7 @@ static inline bool shm_ring_pending(const struct shm_ring *r)
     /* seq_cst: the doorbell re-check after arming must not be reordered
      * before the arm (a plain load on x86 either way) */
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
-    const struct shm_cell *cell = (const struct shm_cell *)r->cells[tail % SHM_RING_CELLS];
+    const struct shm_cell *cell = (const struct shm_cell *)r->cells[tail & (r->ncells - 1)];
     return atomic_load_explicit(&cell->seq, memory_order_seq_cst) == (uint32_t)(tail + 1);
 }
 
@@ -231,10 +248,10 @@ static inline bool shm_ring_pending(const struct shm_ring *r)
  * and rings then whatever the cell). */
 static inline bool shm_ring_crowded(struct shm_prod *p)
 {
-    if (p->head - p->tail_seen < SHM_RING_CELLS / 2)
+    if (p->head - p->tail_seen < p->ncells / 2)
         return false;
     p->tail_seen = atomic_load_explicit(&p->ring->tail, memory_order_acquire);
-    return p->head - p->tail_seen >= SHM_RING_CELLS / 2;
+    return p->head - p->tail_seen >= p->ncells / 2;
 }
 
 /* Doorbell: after committing, wake the consumer if it sleeps and wants what

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "progress/engine.h"
+#include "progress/params.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "transport/shm/shm.h"
@@ -38,9 +39,28 @@ static socklen_t sock_addr(const char *name, struct sockaddr_un *a)
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
+/* Cells per ring for a node of nlocal processes: as many as fit in
+ * CADENCE_SHM_RING_MIB (16 MiB) of inbound rings per process, a power of
+ * two from SHM_RING_CELLS (64) to SHM_RING_CELLS_MAX (256).  A window of
+ * 64 rendezvous messages of 64 KiB streamed through the ring (the
+ * two-copy path) fits whole in 256 cells; with 64 the sender filled the
+ * ring and both sides waited on each other (docs/progress.md,
+ * "Protocols").  Every process of the node computes the same. */
+static uint32_t ring_cells_for(int nlocal)
+{
+    long mib = cdn_progress_param_long("CADENCE_SHM_RING_MIB", 16, 1, 1 << 20);
+    uint64_t fit = ((uint64_t)mib << 20) / ((uint64_t)(nlocal > 1 ? nlocal - 1 : 1) * SHM_CELL_SIZE);
+    uint32_t n = SHM_RING_CELLS;
+    while (n < SHM_RING_CELLS_MAX && 2 * (uint64_t)n <= fit)
+        n *= 2;
+    return n;
+}
+
 int shm_seg_create(struct shm_state *st)
 {
-    st->seglen = sizeof(struct shm_seg) + (size_t)st->nlocal * sizeof(struct shm_ring);
+    uint32_t cells = ring_cells_for(st->nlocal);
+    size_t ring_bytes = shm_ring_bytes(cells);
+    st->seglen = sizeof(struct shm_seg) + (size_t)st->nlocal * ring_bytes;
     snprintf(st->segname, sizeof st->segname, "cadence.%d.bell", (int)getpid());
     st->segfd = memfd_create("cadence-shm", MFD_CLOEXEC);
     if (st->segfd < 0)
@@ -57,14 +77,16 @@ int shm_seg_create(struct shm_state *st)
     }
     st->seg->magic = SHM_MAGIC;
     st->seg->nlocal = (uint32_t)st->nlocal;
-    st->seg->serves_push = cdn_engine.thread_on && st->cma;
+    st->seg->ring_cells = cells;
+    st->seg->ring_bytes = ring_bytes;
+    st->seg->serves_push = cdn_engine.thread_on && st->cma != 0;
     atomic_init(&st->seg->attached, 0);
     atomic_init(&st->seg->bell.sleepers, 0);
     atomic_init(&st->seg->bell.polled, 0);
     for (int w = 0; w < SHM_NWANTS; w++)
         atomic_init(shm_bell_want(&st->seg->bell, w), 0);
     for (int i = 0; i < st->nlocal; i++)
-        shm_ring_init(&st->seg->rings[i]);
+        shm_ring_init(shm_seg_ring(st->seg, i), cells);
 
     st->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     st->sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -98,7 +120,7 @@ static void prefault(struct shm_ring *r)
 {
     long page = sysconf(_SC_PAGESIZE);
     uintptr_t start = (uintptr_t)r & ~(uintptr_t)(page - 1);
-    size_t len = (uintptr_t)r + sizeof *r - start;
+    size_t len = (uintptr_t)r + shm_ring_bytes(r->ncells) - start;
     (void)madvise((void *)start, len, MADV_POPULATE_WRITE);
 }
 
@@ -112,17 +134,19 @@ static int map_peer(struct shm_state *st, int i, int fd)
                        strerror(errno));
     p->seglen = (size_t)sb.st_size;
     p->seg = mmap(NULL, p->seglen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p->seg == MAP_FAILED || p->seg->magic != SHM_MAGIC || (int)p->seg->nlocal != st->nlocal) {
+    if (p->seg == MAP_FAILED || p->seg->magic != SHM_MAGIC || (int)p->seg->nlocal != st->nlocal ||
+        p->seg->ring_bytes != shm_ring_bytes(p->seg->ring_cells) ||
+        p->seglen < sizeof(struct shm_seg) + (size_t)st->nlocal * p->seg->ring_bytes) {
         p->seg = NULL;
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: rank %d's segment is not usable",
                        p->world);
     }
     atomic_fetch_add(&p->seg->attached, 1);
-    shm_prod_open(&p->prod, &p->seg->rings[st->me]);
-    shm_cons_open(&p->cons, &st->seg->rings[i]);
+    shm_prod_open(&p->prod, shm_seg_ring(p->seg, st->me));
+    shm_cons_open(&p->cons, shm_seg_ring(st->seg, i));
     if (st->nlocal <= st->prefault_max) {
-        prefault(&p->seg->rings[st->me]);
-        prefault(&st->seg->rings[i]);
+        prefault(shm_seg_ring(p->seg, st->me));
+        prefault(shm_seg_ring(st->seg, i));
     }
     return MPI_SUCCESS;
 }

@@ -8,11 +8,12 @@
  *     expected message is copied once, ring to user buffer.  The send is
  *     complete once the cell is written (a synchronous one when ACK comes).
  *   rendezvous: RTS (header + the sender's address); on a match the
- *     receiver pulls with one process_vm_readv (CMA, single copy) and sends
- *     FIN.  When CMA is not permitted (ptrace rules, containers) or
- *     CADENCE_SHM_CMA=0, the receiver answers CTS and the sender streams
- *     DATA cells through the ring, the receiver unpacking each as it
- *     arrives: a pipelined two-copy transfer.
+ *     receiver either pulls with one process_vm_readv (CMA, single copy)
+ *     and sends FIN, or answers CTS and the sender streams DATA cells
+ *     through the ring, the receiver unpacking each as it arrives (a
+ *     pipelined two-copy transfer) -- whichever copies faster between the
+ *     two processes now (rndv_by_cma), the rings always when CMA is not
+ *     permitted (ptrace rules, containers) or CADENCE_SHM_CMA=0.
  *   split copy (contiguous receive of >= CADENCE_SHM_SPLIT_MIN bytes waited
  *     for by an application thread, CMA proven on this peer, the sender has
  *     a progress thread): the receiver offers the upper half in a claim
@@ -41,6 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "progress/engine.h"
 #include "progress/job.h"
@@ -119,6 +124,35 @@ static void dequeue(struct shm_state *st, struct shm_peer *p)
     unqueue(st, p, &p->outq);
 }
 
+/* A time stamp for timing copies (rndv_by_cma): the processor's counter
+ * where there is one (a few cycles to read), else the monotonic clock. */
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* A copy of bytes in dt ticks folded into an average rate (bytes per 1024
+ * ticks): three parts the old, one the new. */
+static unsigned rate_fold(unsigned old, uint64_t bytes, uint64_t dt)
+{
+    uint64_t r = bytes * 1024 / (dt > 0 ? dt : 1);
+    r = r == 0 ? 1 : r > UINT32_MAX / 4 ? UINT32_MAX / 4 : r;
+    return old == 0 ? (unsigned)r : (unsigned)((3 * (uint64_t)old + r) / 4);
+}
+
+/* The same into a rate other threads may update: a race loses a sample. */
+static void rate_add(atomic_uint *rate, uint64_t bytes, uint64_t dt)
+{
+    atomic_store_explicit(rate, rate_fold(atomic_load_explicit(rate, memory_order_relaxed),
+                                          bytes, dt), memory_order_relaxed);
+}
+
 /* Write a send's first cell; false when the ring is full.  *done: an eager
  * send whose buffer is free (report after unlocking). */
 static inline bool emit_send(struct shm_state *st, struct shm_peer *p, struct cdn_request *sreq,
@@ -180,7 +214,14 @@ static bool emit_stream(struct shm_peer *p, struct shm_out *o, int *cells)
         c->type = C_DATA;
         c->a = o->off;
         c->b = o->a;
+        uint64_t t0 = ticks();
         c->len = (uint16_t)cdn_p2p_send_pack(o->req, o->off, c->data, n);
+        if (n >= 4096) {
+            p->fill_rate = rate_fold(p->fill_rate, n, ticks() - t0);
+            if (++p->fills % 8 == 0)  /* the consumer reads it at its next choice */
+                atomic_store_explicit(&p->prod.ring->fill_rate, p->fill_rate,
+                                      memory_order_relaxed);
+        }
         shm_ring_commit(&p->prod);
         o->off += n;
         (*cells)++;
@@ -494,13 +535,64 @@ static void part_done(struct shm_state *st, struct shm_peer *p, struct cdn_reque
     cdn_p2p_recv_done(rreq, err);
 }
 
+/* Choosing CMA or the rings for a rendezvous message (CADENCE_SHM_CMA=2).
+ * On this machine process_vm_readv tops out at about 13 GB/s (page
+ * pinning in the kernel: tools/bench/cmacost.c) while the two-copy
+ * pipeline through a ring moves 30-40 GB/s -- until the hypervisor places
+ * the two vCPUs apart (the cache-line round trip going from 50 to 250 ns),
+ * when copying lines the other core holds falls to 3-6 GB/s and the rings
+ * lose to CMA by 3-5x (so does Open MPI's two-copy path).  So both sides
+ * time their copies as messages move -- the receiver a CMA read and each
+ * data cell's copy out of the ring, the sender each cell's copy into it
+ * (published in the ring's fill_rate) -- in time-stamp ticks, averaged per
+ * peer, and the receiver takes the rings once the slower of the two ring
+ * copies runs 1.5 times as fast as CMA, and CMA again once it no longer
+ * runs faster (a margin, so that rates near the line do not flip the
+ * choice at every message: a latency loop flipping between the two ran at
+ * twice the time of either); once every SHM_PROBE_NS it takes the other
+ * way for one message, so a placement that changes is noticed within a
+ * few of those (a probe per window of 64 messages cost bw at 64 KiB a
+ * third). */
+#define SHM_PROBE_NS 5000000ull  /* 5 ms */
+
+static bool rndv_by_cma(struct shm_state *st, struct shm_peer *p)
+{
+    if (st->cma == 0 || !p->cma_ok)
+        return false;
+    if (st->cma == 1)
+        return true;
+    atomic_fetch_add_explicit(&p->rndv_seen, 1, memory_order_relaxed);
+    unsigned cma = atomic_load_explicit(&p->cma_rate, memory_order_relaxed);
+    unsigned ring = atomic_load_explicit(&p->ring_rate, memory_order_relaxed);
+    unsigned fill = atomic_load_explicit(&p->cons.ring->fill_rate, memory_order_relaxed);
+    if (fill < ring)
+        ring = fill;  /* the pipeline runs at its slower copy */
+    if (cma == 0 || ring == 0)
+        return cma == 0;  /* each way once first */
+    /* with a margin each way, so that rates near the line do not flip
+     * the choice at every message */
+    bool by_ring = atomic_load_explicit(&p->by_ring, memory_order_relaxed);
+    if (by_ring != (by_ring ? ring >= cma : 2 * (uint64_t)ring >= 3 * (uint64_t)cma))
+        atomic_store_explicit(&p->by_ring, by_ring = !by_ring, memory_order_relaxed);
+    /* the other way once per SHM_PROBE_NS, to keep its rate current */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t due = atomic_load_explicit(&p->probe_due, memory_order_relaxed);
+    if (now >= due && atomic_compare_exchange_strong_explicit(
+                          &p->probe_due, &due, now + SHM_PROBE_NS, memory_order_relaxed,
+                          memory_order_relaxed))
+        return by_ring;
+    return !by_ring;
+}
+
 static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
 {
     struct shm_state *st = state_of(tp);
     struct cdn_rndv rv;
     cdn_p2p_rndv_info(rreq, &rv);
     struct shm_peer *p = peer_of(st, rv.peer);
-    if (st->cma && p->cma_ok) {
+    if (rndv_by_cma(st, p)) {
         uint64_t split = split_point(st, p, &rv);
         int slot = split < rv.len ? claim_get(p) : -1;
         if (slot < 0)
@@ -523,7 +615,10 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
                                  .f = (uint64_t)gen << 8 | (uint64_t)slot};
             send_ctrl_msg(st, p, &m);
         }
+        uint64_t t0 = ticks();
         int e = cma_pull(p, rreq, &rv, 0, split);
+        if (e == 0 && split > 0)
+            rate_add(&p->cma_rate, split, ticks() - t0);
         if (offered) {
             /* the upper half still offered: take it back and read it here */
             if (atomic_compare_exchange_strong_explicit(
@@ -540,6 +635,8 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
         }
         if (e == 0) {
             p->cma_proven = true;
+            if (cdn_sent_report)
+                atomic_fetch_add_explicit(&st->rndv_cma, 1, memory_order_relaxed);
             part_done(st, p, rreq, MPI_SUCCESS);
             return MPI_SUCCESS;
         }
@@ -552,6 +649,8 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
         p->cma_ok = false;  /* not permitted: two copies through the ring from now on */
     }
     rreq->u.p2p.moved = 0;
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&st->rndv_ring, 1, memory_order_relaxed);
     SHM_HB_RELEASE(rreq);
     send_ctrl(st, p, C_CTS, rv.cookie, (uint64_t)(uintptr_t)rreq, rv.len);
     if (rv.len == 0)
@@ -624,10 +723,13 @@ static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_ce
     report(done, streamed);
 }
 
-static void on_data(const struct shm_cell *c)
+static void on_data(struct shm_peer *p, const struct shm_cell *c)
 {
     struct cdn_request *rreq = (struct cdn_request *)(uintptr_t)c->b;
+    uint64_t t0 = ticks();  /* the copy out of the ring, for rndv_by_cma */
     cdn_p2p_recv_data(rreq, c->a, c->data, c->len);
+    if (c->len >= 4096)
+        rate_add(&p->ring_rate, c->len, ticks() - t0);
     struct cdn_rndv rv;
     cdn_p2p_rndv_info(rreq, &rv);
     rreq->u.p2p.moved += c->len;
@@ -678,7 +780,7 @@ static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_pe
         on_cts(st, p, c);
         break;
     case C_DATA:
-        on_data(c);
+        on_data(p, c);
         break;
     case C_CANCEL:
         if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)c->b, c->h.bytes))
@@ -708,7 +810,7 @@ static int shm_poll(struct cdn_transport *tp)
     for (int i = 0; i < st->nin; i++) {
         struct shm_peer *p = st->from[i];
         struct shm_cell *c;
-        for (int k = 0; k < SHM_RING_CELLS && (c = shm_ring_peek(&p->cons)) != NULL; k++) {
+        for (uint32_t k = 0; k < p->cons.ncells && (c = shm_ring_peek(&p->cons)) != NULL; k++) {
             /* The common cell, a standard eager message, here; handle()
              * does the same for it (not of need SHM_WANT_POSTED: nothing
              * to count) and everything else. */
@@ -853,7 +955,7 @@ static int shm_init(struct cdn_transport *tp)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: shm transport: out of memory");
     for (int i = 0; i < st->nlocal; i++) {
         if (i != st->me) {
-            st->in[st->nin] = &st->seg->rings[i];
+            st->in[st->nin] = shm_seg_ring(st->seg, i);
             st->from[st->nin++] = &st->peers[i];
         }
     }
@@ -868,10 +970,20 @@ static int shm_wireup(struct cdn_transport *tp)
 static void shm_finalize(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
-    if (cdn_sent_report)
+    if (cdn_sent_report) {
         fprintf(stderr, "cadence: rank %d: shm split copies %lu, upper half by the sender %lu, "
                 "taken back %lu\n", cdn_job_rank(), atomic_load(&st->splits),
                 atomic_load(&st->split_pushed), atomic_load(&st->split_taken_back));
+        fprintf(stderr, "cadence: rank %d: shm rendezvous received by CMA %lu, through the rings "
+                "%lu\n", cdn_job_rank(), atomic_load(&st->rndv_cma), atomic_load(&st->rndv_ring));
+        for (int i = 0; i < st->nlocal; i++)
+            if (i != st->me && atomic_load(&st->peers[i].rndv_seen) > 0)
+                fprintf(stderr, "cadence: rank %d: shm copy rates from rank %d (bytes per 1024 "
+                        "time-stamp ticks): CMA %u, out of the ring %u, into it %u\n",
+                        cdn_job_rank(), st->peers[i].world, atomic_load(&st->peers[i].cma_rate),
+                        atomic_load(&st->peers[i].ring_rate),
+                        atomic_load(&st->peers[i].cons.ring->fill_rate));
+    }
     shm_seg_destroy(st);
     for (int i = 0; i < st->nlocal; i++) {
         while (st->peers[i].outq != NULL)
@@ -936,7 +1048,7 @@ struct cdn_transport *cdn_shm_transport_create(void)
             st->me = i;
     }
     st->efd = st->sock = st->segfd = -1;
-    st->cma = cdn_progress_param_long("CADENCE_SHM_CMA", 1, 0, 1) != 0;
+    st->cma = (int)cdn_progress_param_long("CADENCE_SHM_CMA", 2, 0, 2);
     long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 16384, 0, (long)SHM_CELL_PAYLOAD);
     st->split_min = (uint64_t)cdn_progress_param_long("CADENCE_SHM_SPLIT_MIN", 64 << 10, 0, LONG_MAX);
     st->prefault_max = (int)cdn_progress_param_long("CADENCE_SHM_PREFAULT", 16, 0, 1 << 20);

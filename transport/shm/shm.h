@@ -28,9 +28,18 @@ struct shm_seg {
     uint32_t nlocal;
     atomic_int attached;             /* peers that mapped this segment */
     uint32_t serves_push;            /* its owner writes split copies (progress thread on) */
+    uint32_t ring_cells;             /* cells per ring (shm_ring_cells_for) */
+    uint64_t ring_bytes;             /* shm_ring_bytes(ring_cells) */
     struct shm_bell bell;
-    struct shm_ring rings[];         /* by the sender's local index */
+    _Alignas(64) unsigned char rings[];  /* nlocal rings of ring_bytes, by the sender's
+                                          * local index (shm_seg_ring) */
 };
+
+/* The ring local process i writes into seg. */
+static inline struct shm_ring *shm_seg_ring(struct shm_seg *seg, int i)
+{
+    return (struct shm_ring *)(seg->rings + (size_t)i * seg->ring_bytes);
+}
 
 struct shm_out;  /* an item waiting for ring space (shm.c) */
 
@@ -50,6 +59,15 @@ struct shm_peer {
     bool cma_proven;                 /* a CMA read from it has worked */
     atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN or CANCELLED) */
     atomic_uint claims_used;         /* claim slots of its ring in our segment in use (bits) */
+    /* How its rendezvous messages are read (CADENCE_SHM_CMA=2, shm.c's
+     * rndv_by_cma): the copy rates measured here (bytes per 1024 time-stamp
+     * ticks, averaged; 0: none yet), and the messages chosen so far. */
+    atomic_uint cma_rate, ring_rate;
+    atomic_uint rndv_seen;
+    atomic_bool by_ring;             /* the rings chosen now (rndv_by_cma) */
+    _Atomic uint64_t probe_due;      /* when to take the other way once (ns) */
+    unsigned fill_rate, fills;       /* our copies into its ring: the average published in
+                                      * the ring every few cells (under lock) */
     uint32_t claim_gen[SHM_CLAIMS];  /* each slot's generation, bumped by its user */
 };
 
@@ -69,11 +87,14 @@ struct shm_state {
     char segname[64];                /* our abstract socket's name */
     int efd;                         /* our doorbell */
     int sock;                        /* doorbell fd exchange (wire-up only) */
-    bool cma;                        /* CADENCE_SHM_CMA */
+    int cma;                         /* CADENCE_SHM_CMA: 0 never, 1 always, 2 by the rates */
     uint64_t split_min;              /* CADENCE_SHM_SPLIT_MIN (0: never split) */
     /* Split copies received, their upper halves written by the sender and
      * taken back; counted with CADENCE_TRANSPORT_REPORT (shm_finalize). */
     atomic_ulong splits, split_pushed, split_taken_back;
+    /* Rendezvous messages received by CMA and through the rings (the same
+     * report). */
+    atomic_ulong rndv_cma, rndv_ring;
     int prefault_max;                /* CADENCE_SHM_PREFAULT: fault rings in up to this many
                                       * processes per node */
     atomic_int queued;               /* items in outbound queues */

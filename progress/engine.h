@@ -76,7 +76,9 @@ struct cdn_engine {
     bool thread_on;
     atomic_bool thread_stop;
     pthread_t thread;
-    int spin_polls;               /* empty polls before sleeping */
+    int spin_polls;               /* the progress thread's empty polls before sleeping */
+    long wait_spin_ns;            /* an application waiter spins on this long after those
+                                   * (cdn_progress_wait_until) */
     bool oversubscribed;          /* more ranks on the node than processing units
                                    * (cdn_progress_oversubscribed) */
     long background_min;          /* bytes: schedules worth handing to the thread */

@@ -20,6 +20,10 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_PROGRESS_SPIN", "integer", "2000", "library",
      "Empty polls a waiting thread (application or progress thread) makes before it sleeps "
      "on the transports' doorbells."},
+    {"CADENCE_PROGRESS_WAIT_SPIN_US", "integer", "1000", "library",
+     "After CADENCE_PROGRESS_SPIN empty polls, an application thread waiting in MPI keeps "
+     "polling this many microseconds more before it sleeps (not when the node is "
+     "oversubscribed, nor after a sleep that found nothing). 0: sleep after the polls."},
     {"CADENCE_PROGRESS_BIND", "boolean", "1", "library",
      "Pin the progress thread (hwloc) to one processing unit of the process's allowed set, "
      "counted from the last one by local rank. 0 leaves it unbound."},

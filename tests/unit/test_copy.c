@@ -16,8 +16,8 @@
 
 enum { PAD = 128, MAXN = 3 * CDN_COPY_SKEW_MIN + 77 };
 
-static unsigned char src_buf[MAXN + 2 * PAD] __attribute__((aligned(64)));
-static unsigned char dst_buf[MAXN + 2 * PAD] __attribute__((aligned(64)));
+static unsigned char src_buf[MAXN + 2 * PAD + 64] __attribute__((aligned(64)));
+static unsigned char dst_buf[MAXN + 2 * PAD + 64] __attribute__((aligned(64)));
 
 static bool untouched(const unsigned char *from, const unsigned char *to)
 {

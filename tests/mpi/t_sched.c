@@ -895,15 +895,18 @@ static void mode_threads(void)
 /* ---- finalize ---- */
 
 static int fin_tail;
+/* sent by the inner schedule's tail inside MPI_Finalize, after
+ * mode_finalize has returned: not on its stack */
+static int fin_x = 3;
 
 static void mode_finalize(void)
 {
-    int one = 1, x = 3, y = 0;
+    int one = 1, y = 0;
     MPI_Request sq, rq, req, ireq;
     MPIX_Schedule s, inner, never;
     /* an uncommitted schedule holding a request */
     MPIX_Schedule_create(&never);
-    MPI_Send_init(&x, 1, MPI_INT, right(), 70, MPI_COMM_WORLD, &sq);
+    MPI_Send_init(&fin_x, 1, MPI_INT, right(), 70, MPI_COMM_WORLD, &sq);
     MPIX_Schedule_add_operation(never, sq);
     /* a nested schedule with auto-free off, its tail a message */
     MPIX_Schedule_create(&inner);
@@ -914,7 +917,7 @@ static void mode_finalize(void)
     MPI_Info_free(&info);
     MPIX_Schedule_add_mpi_operation(inner, MPI_SUM, &one, &y, 1, MPI_INT);
     MPIX_Schedule_mark_completion_point(inner);
-    MPI_Send_init(&x, 1, MPI_INT, right(), 71, MPI_COMM_WORLD, &sq);
+    MPI_Send_init(&fin_x, 1, MPI_INT, right(), 71, MPI_COMM_WORLD, &sq);
     MPI_Recv_init(&fin_tail, 1, MPI_INT, left(), 71, MPI_COMM_WORLD, &rq);
     MPIX_Schedule_add_operation(inner, sq);
     MPIX_Schedule_add_operation(inner, rq);

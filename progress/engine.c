@@ -727,9 +727,7 @@ static bool spin_on(uint64_t *from, int idle, bool slept)
         return false;
     if (idle != cdn_engine.spin_polls && (idle & 255) != 0)
         return true;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = cdn_progress_now_ns();
     if (idle == cdn_engine.spin_polls)
         *from = now;
     return now - *from < (uint64_t)cdn_engine.wait_spin_ns;

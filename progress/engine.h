@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define CDN_MAX_TRANSPORTS 4
 
@@ -183,6 +184,15 @@ static inline struct cdn_transport *cdn_progress_transport_for(int world_rank)
 /* The largest message the transport reaching world_rank sends eagerly
  * (whole, with no answer from the receiver); 0 if none reaches it. */
 size_t cdn_progress_eager_limit(int world_rank);
+/* The monotonic clock in nanoseconds (timed spins, the shm transport's
+ * probes). */
+static inline uint64_t cdn_progress_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Is a message of this many bytes sent eagerly whoever sends it (no larger
  * than the smallest eager limit of the transports)?  A blocking wait for
  * such messages polls a moment before it counts as a poller

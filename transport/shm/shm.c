@@ -42,7 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -131,9 +130,7 @@ static inline uint64_t ticks(void)
 #if defined(__x86_64__)
     return __rdtsc();
 #else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return cdn_progress_now_ns();
 #endif
 }
 
@@ -575,9 +572,7 @@ static bool rndv_by_cma(struct shm_state *st, struct shm_peer *p)
     if (by_ring != (by_ring ? ring >= cma : 2 * (uint64_t)ring >= 3 * (uint64_t)cma))
         atomic_store_explicit(&p->by_ring, by_ring = !by_ring, memory_order_relaxed);
     /* the other way once per SHM_PROBE_NS, to keep its rate current */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = cdn_progress_now_ns();
     uint64_t due = atomic_load_explicit(&p->probe_due, memory_order_relaxed);
     if (now >= due && atomic_compare_exchange_strong_explicit(
                           &p->probe_due, &due, now + SHM_PROBE_NS, memory_order_relaxed,

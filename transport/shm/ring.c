@@ -73,7 +73,7 @@ bool shm_ring_would_ring(const struct shm_ring *r, const struct shm_bell *b,
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
     uint32_t ncells = r->ncells;
     for (uint64_t pos = tail; pos < tail + ncells; pos++) {
-        struct shm_cell *c = (struct shm_cell *)r->cells[pos & (ncells - 1)];
+        struct shm_cell *c = cell_at(r, ncells, pos);
         if (atomic_load_explicit(&c->seq, memory_order_seq_cst) != (uint32_t)(pos + 1))
             return false;
         if (full && pos - tail + 1 >= ncells / 2)

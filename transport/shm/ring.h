@@ -174,7 +174,7 @@ void shm_cons_open(struct shm_cons *c, struct shm_ring *r);
 
 /* The ring operations every message takes, inline (the message path). */
 
-static inline struct shm_cell *cell_at(struct shm_ring *r, uint32_t ncells, uint64_t pos)
+static inline struct shm_cell *cell_at(const struct shm_ring *r, uint32_t ncells, uint64_t pos)
 {
     return (struct shm_cell *)r->cells[pos & (ncells - 1)];
 }
@@ -238,7 +238,7 @@ static inline bool shm_ring_pending(const struct shm_ring *r)
     /* seq_cst: the doorbell re-check after arming must not be reordered
      * before the arm (a plain load on x86 either way) */
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_seq_cst);
-    const struct shm_cell *cell = (const struct shm_cell *)r->cells[tail & (r->ncells - 1)];
+    const struct shm_cell *cell = cell_at(r, r->ncells, tail);
     return atomic_load_explicit(&cell->seq, memory_order_seq_cst) == (uint32_t)(tail + 1);
 }
 

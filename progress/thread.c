@@ -121,6 +121,10 @@ enum { CONTENDED_SLEEP_NS = 20000 };
  * time, and it must not keep this one napping (a wake-up on its core per
  * nap) instead of asleep in epoll or polling. */
 enum { INSIDE_NAPS = 4 };
+/* The longest look interval at a linger (cdn_progress_linger): while the
+ * application keeps making short blocking calls the interval doubles from
+ * CADENCE_PROGRESS_LINGER_US up to this, a wake-up per millisecond. */
+enum { LINGER_MAX_NS = 1000000 };
 
 static void *progress_main(void *arg)
 {
@@ -153,12 +157,18 @@ static void *progress_main(void *arg)
      * message it finds us asleep for (docs/progress.md). */
     long nap_ns = 0;
     int inside_naps = 0;  /* naps in a row for an application thread inside MPI */
+    long aside_ns = cdn_engine.linger_ns;  /* the next look at a linger */
+    long linger_max = LINGER_MAX_NS;
+    unsigned seen = atomic_load(&cdn_engine.exits);
     if (npu == 1)
         nap_ns = cdn_progress_param_long("CADENCE_PROGRESS_NAP_US", 50, 0, 10000) * 1000;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
             if (cdn_engine.quiet_poll) {
-                cdn_progress_stand_aside();  /* no timeout: the last poller wakes us if need be */
+                /* no timeout without lingering: the last poller wakes us if need be */
+                cdn_progress_stand_aside(cdn_engine.linger_ns > 0 ? aside_ns : -1);
+                aside_ns = aside_ns < linger_max ? aside_ns * 2 : linger_max;
+                seen = atomic_load_explicit(&cdn_engine.exits, memory_order_relaxed);
                 idle = 0;
                 continue;
             }
@@ -211,8 +221,24 @@ static void *progress_main(void *arg)
         atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
         if (!worked || nap_ns == 0 ||
             !atomic_load_explicit(&cdn_p2p_app_inside, memory_order_relaxed) ||
-            !cdn_progress_nap(nap_ns))
-            cdn_progress_epoll_sleep(-1, NULL, 0);
+            !cdn_progress_nap(nap_ns)) {
+            atomic_store_explicit(&cdn_engine.thread_deep, true, memory_order_seq_cst);
+            if (atomic_load_explicit(&cdn_engine.lingering, memory_order_seq_cst)) {
+                atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
+                cdn_progress_epoll_sleep_ns(aside_ns, NULL, 0);
+                unsigned e = atomic_load_explicit(&cdn_engine.exits, memory_order_relaxed);
+                if (e == seen && atomic_load(&cdn_engine.app_pollers) == 0 &&
+                    cdn_progress_linger_end(CDN_LINGER_LOOKED))
+                    aside_ns = cdn_engine.linger_ns;
+                else
+                    aside_ns = aside_ns < linger_max ? aside_ns * 2 : linger_max;
+                seen = e;
+            } else {
+                aside_ns = cdn_engine.linger_ns;
+                cdn_progress_epoll_sleep(-1, NULL, 0);
+                atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
+            }
+        }
         worked = false;
         atomic_store_explicit(&cdn_engine.thread_asleep, false, memory_order_relaxed);
     }
@@ -241,8 +267,10 @@ void cdn_progress_thread_stop(void)
 {
     if (!cdn_engine.thread_on)
         return;
+    cdn_engine.linger_ns = 0;  /* nobody would end a linger now */
     atomic_store_explicit(&cdn_engine.thread_stop, true, memory_order_release);
     cdn_progress_kick();
     pthread_join(cdn_engine.thread, NULL);
+    cdn_progress_linger_end(CDN_LINGER_OTHER);
     cdn_engine.thread_on = false;
 }

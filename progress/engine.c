@@ -498,6 +498,8 @@ static bool lazy_wanted(void)
 }
 
 /* epoll_wait on the engine's set; drains the engine's own fds. */
+static CDN_TLS bool peer_rang;  /* a transport's fd woke this thread's last sleep */
+
 static int engine_wait(long timeout_ns)
 {
     struct epoll_event ev[8];
@@ -508,8 +510,17 @@ static int engine_wait(long timeout_ns)
             drain_fd(cdn_engine.wake_fd);
         else if (ev[i].data.ptr == &timer_tag)
             drain_timer();
+        else
+            peer_rang = true;
     }
     return n;
+}
+
+bool cdn_progress_peer_rang(void)
+{
+    bool r = peer_rang;
+    peer_rang = false;
+    return r;
 }
 
 /* Arm every transport, sleep in epoll up to timeout_ms unless work is there
@@ -821,7 +832,8 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
 
 void cdn_progress_leave_short(void)
 {
-    if (cdn_engine.linger_ns > 0 && !cdn_progress_in_thread &&
+    if (atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) &&
+        !cdn_progress_in_thread &&
         atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) == 0 &&
         atomic_load_explicit(&cdn_engine.pending_work, memory_order_relaxed) == 0) {
         /* a change is all the thread looks for: no locked instruction */

@@ -109,6 +109,7 @@ struct cdn_engine {
     atomic_int lingering;
     atomic_uint exits;
     atomic_bool thread_deep;      /* the progress thread sleeps with no timeout */
+    atomic_bool linger_on;        /* short blocking calls linger now (progress_main) */
     /* Point-to-point starts and lingers (cdn_progress_p2p_started): when
      * the last nonblocking rendezvous-size start was, whether a blocking
      * call has been entered since, and how often lately the application
@@ -163,6 +164,9 @@ void cdn_progress_signal(void);
 /* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
  * no limit) unless work is there or still(arg) turns false; then disarm. */
 void cdn_progress_epoll_sleep_ns(long timeout_ns, bool (*still)(unsigned), unsigned arg);
+/* Did a transport's fd (a peer's doorbell) end this thread's last sleep?
+ * Clears the answer. */
+bool cdn_progress_peer_rang(void);
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
 /* The progress thread sleeps up to timeout_ns without arming the
  * doorbells: peers do not ring it meanwhile; kicks (deferred work, queued

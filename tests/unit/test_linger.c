@@ -54,6 +54,7 @@ static void setup(void)
     cdn_engine.quiet_poll = true;
     cdn_engine.thread_on = true;
     cdn_engine.linger_ns = 100000;
+    atomic_store(&cdn_engine.linger_on, true);  /* the progress thread turns it on */
     cdn_sent_report = true;
     atomic_store(&cdn_engine.app_pollers, 0);
     atomic_store(&cdn_engine.lingering, 0);
@@ -98,11 +99,11 @@ END_TEST
 
 START_TEST(no_linger_when_off_or_thread_deep)
 {
-    cdn_engine.linger_ns = 0;
+    atomic_store(&cdn_engine.linger_on, false);
     short_blocking_call();
     ck_assert_int_eq(atomic_load(&cdn_engine.lingering), 0);
     ck_assert_int_eq(polled, 0);
-    cdn_engine.linger_ns = 100000;
+    atomic_store(&cdn_engine.linger_on, true);
     /* a progress thread asleep with no timeout would never end it */
     atomic_store(&cdn_engine.thread_deep, true);
     short_blocking_call();

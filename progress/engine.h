@@ -296,7 +296,9 @@ void cdn_progress_blocking_end(void);
  * call returns, the thread would run before the application's computation
  * rather than during it (the start timer's reason).  Only with quiet
  * doorbells and a progress thread, outside other polling; returns whether
- * it entered (pass it to _end). */
+ * it entered (pass it to _end).  end_linger: the operation may need the
+ * progress thread while the application computes, so a linger ends, the
+ * caller taking its place as a poller. */
 bool cdn_progress_start_begin(bool end_linger);
 void cdn_progress_start_end(bool entered);
 

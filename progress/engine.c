@@ -227,6 +227,10 @@ int cdn_progress_wireup(void)
     }
     if (!cdn_engine.quiet_poll || cdn_engine.oversubscribed)
         cdn_engine.linger_ns = 0;
+    cdn_engine.linger_always =
+        cdn_engine.linger_ns > 0 &&
+        cdn_progress_param_long("CADENCE_PROGRESS_LINGER_ALWAYS", 0, 0, 1) != 0;
+    atomic_store(&cdn_engine.linger_on, cdn_engine.linger_always);
     if (cdn_engine.thread_on)
         return cdn_progress_thread_start();
     return MPI_SUCCESS;

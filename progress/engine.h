@@ -110,6 +110,7 @@ struct cdn_engine {
     atomic_uint exits;
     atomic_bool thread_deep;      /* the progress thread sleeps with no timeout */
     atomic_bool linger_on;        /* short blocking calls linger now (progress_main) */
+    bool linger_always;           /* ... whatever the doorbells (CADENCE_PROGRESS_LINGER_ALWAYS) */
     /* Point-to-point starts and lingers (cdn_progress_p2p_started): when
      * the last nonblocking rendezvous-size start was, whether a blocking
      * call has been entered since, and how often lately the application

@@ -159,7 +159,8 @@ static void linger_slept(struct linger_look *l, bool aside)
             l->until = now + LINGER_MODE_NS;
         }
     }
-    if (now > l->until && atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed))
+    if (now > l->until && !cdn_engine.linger_always &&
+        atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed))
         atomic_store_explicit(&cdn_engine.linger_on, false, memory_order_relaxed);
 }
 

@@ -30,6 +30,9 @@ const struct cdn_param cdn_params[] = {
      "the progress thread, looking this long later (doubling up to 1 ms while the application "
      "stays busy in MPI), finds no short call left since its last look; rendezvous-size "
      "collective starts end it at once. 0: never."},
+    {"CADENCE_PROGRESS_LINGER_ALWAYS", "boolean", "0", "library",
+     "Linger after every short blocking call, not only once peers' doorbells keep catching "
+     "the application between calls (see CADENCE_PROGRESS_LINGER_US)."},
     {"CADENCE_PROGRESS_BIND", "boolean", "1", "library",
      "Pin the progress thread (hwloc) to one processing unit of the process's allowed set, "
      "counted from the last one by local rank. 0 leaves it unbound."},

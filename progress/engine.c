@@ -527,7 +527,7 @@ bool cdn_progress_peer_rang(void)
     return r;
 }
 
-/* Arm every transport, sleep in epoll up to timeout_ms unless work is there
+/* Arm every transport, sleep in epoll up to timeout_ns unless work is there
  * or `still` says the reason to sleep has gone, disarm.  aside: the
  * progress thread standing aside -- what is in the rings or on the work
  * list is the pollers' to take, so only `still` and a nap matter. */

@@ -99,7 +99,7 @@ struct cdn_engine {
      * threads poll (transport op `polled`): the progress thread then stands
      * aside asleep in its ordinary epoll instead of parking. */
     bool quiet_poll;
-    /* Lingering (cdn_progress_linger): after a short blocking call the
+    /* Lingering (cdn_progress_leave_short): after a short blocking call the
      * transports' count of pollers keeps one more for a while, so peers
      * ring nobody while the application is between calls.  linger_ns is
      * the progress thread's look interval then (0: off); lingering is 1
@@ -163,12 +163,13 @@ bool cdn_progress_poll_missed(void);
  * sleeps. */
 void cdn_progress_signal(void);
 /* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
- * no limit) unless work is there or still(arg) turns false; then disarm. */
+ * no limit; _ns: nanoseconds) unless work is there or still(arg) turns
+ * false; then disarm. */
+void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
 void cdn_progress_epoll_sleep_ns(long timeout_ns, bool (*still)(unsigned), unsigned arg);
 /* Did a transport's fd (a peer's doorbell) end this thread's last sleep?
  * Clears the answer. */
 bool cdn_progress_peer_rang(void);
-void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
 /* The progress thread sleeps up to timeout_ns without arming the
  * doorbells: peers do not ring it meanwhile; kicks (deferred work, queued
  * sends, an application thread going to sleep in MPI, a want for data or

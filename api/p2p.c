@@ -172,6 +172,8 @@ CDN_ALWAYS_INLINE int send_body(const char *fn, const void *buf, MPI_Count count
         return rc;
     if (request == NULL)
         return finish_blocking(r, MPI_STATUS_IGNORE, false);
+    if (!persistent)
+        cdn_p2p_started(r);
     *request = cdn_request_publish(r);
     return MPI_SUCCESS;
 }
@@ -260,6 +262,8 @@ CDN_ALWAYS_INLINE int recv_body(const char *fn, void *buf, MPI_Count count, MPI_
         return blocking_failed(rc);
     if (request == NULL)
         return finish_blocking(r, status, late);
+    if (!persistent)
+        cdn_p2p_started(r);
     *request = cdn_request_publish(r);
     return MPI_SUCCESS;
 }

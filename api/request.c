@@ -21,6 +21,7 @@
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "progress/engine.h"
+#include "progress/p2p.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
 #include "sched/sched.h"
@@ -331,7 +332,9 @@ int cdn_MPI_Start(MPI_Request *request)
     if (rc != MPI_SUCCESS)
         return rc;
     r->active = true;
-    return r->ops->start(r);
+    rc = r->ops->start(r);
+    cdn_p2p_started(r);
+    return rc;
 }
 
 int cdn_MPI_Startall(int count, MPI_Request array_of_requests[])
@@ -348,6 +351,7 @@ int cdn_MPI_Startall(int count, MPI_Request array_of_requests[])
     for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
         s.rs[i]->active = true;
         s.rs[i]->ops->start(s.rs[i]);
+        cdn_p2p_started(s.rs[i]);
     }
     scratch_put(&s);
     return rc;

@@ -219,11 +219,18 @@ int cdn_progress_wireup(void)
     /* Fixed before any application thread polls: enter and leave must
      * agree on it, or a transport's count of pollers would drift. */
     cdn_engine.quiet_poll = cdn_engine.thread_on;
+    cdn_engine.linger_ns = 1000 * cdn_progress_param_long("CADENCE_PROGRESS_LINGER_US", 100, 0, 100000);
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         if (tp->ops->fd(tp) >= 0 && tp->ops->polled == NULL)
             cdn_engine.quiet_poll = false;
     }
+    if (!cdn_engine.quiet_poll || cdn_engine.oversubscribed)
+        cdn_engine.linger_ns = 0;
+    cdn_engine.linger_always =
+        cdn_engine.linger_ns > 0 &&
+        cdn_progress_param_long("CADENCE_PROGRESS_LINGER_ALWAYS", 0, 0, 1) != 0;
+    atomic_store(&cdn_engine.linger_on, cdn_engine.linger_always);
     if (cdn_engine.thread_on)
         return cdn_progress_thread_start();
     return MPI_SUCCESS;
@@ -495,6 +502,8 @@ static bool lazy_wanted(void)
 }
 
 /* epoll_wait on the engine's set; drains the engine's own fds. */
+static CDN_TLS bool peer_rang;  /* a transport's fd woke this thread's last sleep */
+
 static int engine_wait(long timeout_ns)
 {
     struct epoll_event ev[8];
@@ -505,15 +514,24 @@ static int engine_wait(long timeout_ns)
             drain_fd(cdn_engine.wake_fd);
         else if (ev[i].data.ptr == &timer_tag)
             drain_timer();
+        else
+            peer_rang = true;
     }
     return n;
 }
 
-/* Arm every transport, sleep in epoll up to timeout_ms unless work is there
+bool cdn_progress_peer_rang(void)
+{
+    bool r = peer_rang;
+    peer_rang = false;
+    return r;
+}
+
+/* Arm every transport, sleep in epoll up to timeout_ns unless work is there
  * or `still` says the reason to sleep has gone, disarm.  aside: the
  * progress thread standing aside -- what is in the rings or on the work
  * list is the pollers' to take, so only `still` and a nap matter. */
-static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, bool aside)
+static void armed_sleep(long timeout_ns, bool (*still)(unsigned), unsigned arg, bool aside)
 {
     int ready = 0, nap = 0;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -525,9 +543,9 @@ static void armed_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg, b
     atomic_thread_fence(memory_order_seq_cst);
     ready |= atomic_load_explicit(&cdn_engine.nwork, memory_order_seq_cst) > 0;
     if ((aside || !ready) && (still == NULL || still(arg))) {
-        if (nap || atomic_load(&cdn_engine.pending_work) > 0)
-            timeout_ms = 1;
-        long timeout_ns = timeout_ms < 0 ? -1 : timeout_ms * 1000000L;
+        if ((nap || atomic_load(&cdn_engine.pending_work) > 0) &&
+            (timeout_ns < 0 || timeout_ns > 1000000L))
+            timeout_ns = 1000000L;
         /* A message rung lazily while we armed may have been missed by the
          * re-check above (ring.h, "Lazy cells"); when one may be wanted,
          * look again once its store is surely visible, still armed. */
@@ -564,7 +582,12 @@ bool cdn_progress_nap(long timeout_ns)
 /* Shared with the progress thread. */
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg)
 {
-    armed_sleep(timeout_ms, still, arg, false);
+    armed_sleep(timeout_ms < 0 ? -1 : timeout_ms * 1000000L, still, arg, false);
+}
+
+void cdn_progress_epoll_sleep_ns(long timeout_ns, bool (*still)(unsigned), unsigned arg)
+{
+    armed_sleep(timeout_ns, still, arg, false);
 }
 
 static bool gen_unchanged(unsigned gen)
@@ -588,6 +611,7 @@ static void want_all(int delta)
 static void block(bool (*cond)(void *arg), void *arg, bool first)
 {
     cdn_progress_app_leave();  /* asleep: the progress thread takes over */
+    cdn_progress_linger_end(CDN_LINGER_OTHER);
     want_all(1);
     cdn_progress_unpark();
     bool expected = false;
@@ -637,8 +661,11 @@ void cdn_progress_unpark_slow(void)
     }
 }
 
+static void blocking_entered(void);
+
 void cdn_progress_blocking_begin(void)
 {
+    blocking_entered();
     if (!cdn_engine.quiet_poll || cdn_progress_blocking)
         return;
     cdn_progress_blocking = true;
@@ -650,19 +677,30 @@ void cdn_progress_blocking_end(void)
     if (!cdn_progress_blocking)
         return;
     cdn_progress_blocking = false;
-    cdn_progress_app_leave();
+    cdn_progress_leave_short();
     if (wake_owed) {
         wake_owed = false;
         wake_soon();
     }
 }
 
-bool cdn_progress_start_begin(void)
+bool cdn_progress_start_begin(bool end_linger)
 {
     if (!cdn_engine.quiet_poll || !cdn_engine.thread_on || cdn_progress_in_thread ||
         cdn_progress_blocking || polling_here || starting)
         return false;
     starting = true;
+    int yes = 1;
+    if (end_linger && atomic_load_explicit(&cdn_engine.lingering, memory_order_relaxed) &&
+        atomic_compare_exchange_strong(&cdn_engine.lingering, &yes, 0)) {
+        if (cdn_sent_report)
+            atomic_fetch_add_explicit(&cdn_engine.linger_ends[CDN_LINGER_STARTED], 1,
+                                      memory_order_relaxed);
+        /* the linger's count in the transports' pollers becomes ours:
+         * leaving, we are the last poller and look at the rings as such */
+        atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
+        return true;
+    }
     cdn_progress_app_enter();
     return true;
 }
@@ -708,13 +746,13 @@ static bool app_polling(unsigned unused)
     return atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0;
 }
 
-void cdn_progress_stand_aside(void)
+void cdn_progress_stand_aside(long timeout_ns)
 {
     atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
     /* app_polling is looked at after arming: pairs with the last poller's
      * leaving (cdn_progress_quiet), so either we see it gone or it sees
      * us armed */
-    armed_sleep(-1, app_polling, 0, true);
+    armed_sleep(timeout_ns, app_polling, 0, true);
     atomic_store_explicit(&cdn_engine.thread_asleep, false, memory_order_relaxed);
 }
 
@@ -735,19 +773,22 @@ static bool spin_on(uint64_t *from, int idle, bool slept)
 
 void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
 {
+    blocking_entered();
     if (cond(arg)) {
         cdn_progress_blocking_end();
         return;
     }
-    if (cdn_progress_blocking)
+    if (cdn_progress_blocking) {
         cdn_progress_blocking = false;  /* entered in cdn_progress_blocking_begin */
-    else
+    } else {
         cdn_progress_app_enter();
+    }
     wake_owed = false;  /* this thread polls now; cdn_progress_quiet settles the rest */
     polling_here = true;
     cancel_start_timer();
     int idle = 0;
     bool slept = false;  /* since the last event found */
+    bool long_wait = false;
     uint64_t spin_from = 0;
     for (;;) {
         if (cond(arg))
@@ -764,7 +805,9 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
             slept = false;
             continue;
         }
-        if (++idle < cdn_engine.spin_polls || spin_on(&spin_from, idle, slept)) {
+        if (++idle >= cdn_engine.spin_polls)
+            long_wait = true;
+        if (idle < cdn_engine.spin_polls || spin_on(&spin_from, idle, slept)) {
             /* Oversubscribed: the peer we wait for may need this processor
              * (yield-when-idle); a yield with nobody else runnable costs
              * a system call and nothing more. */
@@ -785,7 +828,85 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
         idle = gen_unchanged(gen) ? cdn_engine.spin_polls - 1 : 0;
     }
     polling_here = false;
+    if (long_wait)
+        cdn_progress_app_leave();
+    else
+        cdn_progress_leave_short();
+}
+
+void cdn_progress_leave_short(void)
+{
+    if (atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) &&
+        !cdn_progress_in_thread &&
+        atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) == 0 &&
+        atomic_load_explicit(&cdn_engine.pending_work, memory_order_relaxed) == 0) {
+        /* a change is all the thread looks for: no locked instruction */
+        atomic_store_explicit(&cdn_engine.exits,
+                              atomic_load_explicit(&cdn_engine.exits, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        int no = 0;
+        /* a thread asleep with no timeout would not end it (below) */
+        if (!atomic_load_explicit(&cdn_engine.thread_deep, memory_order_relaxed) &&
+            atomic_load_explicit(&cdn_engine.lingering, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong(&cdn_engine.lingering, &no, 1)) {
+            /* our count in the transports' pollers becomes the linger's */
+            atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
+            if (cdn_sent_report)
+                atomic_fetch_add_explicit(&cdn_engine.lingers, 1, memory_order_relaxed);
+            /* A thread asleep with no timeout would never end it: pairs
+             * with its seq_cst store of thread_deep and look at lingering
+             * (progress_main) -- either it sees the linger and sleeps
+             * timed, or we see it deep and end the linger as any last
+             * poller leaves. */
+            if (atomic_load_explicit(&cdn_engine.thread_deep, memory_order_seq_cst))
+                cdn_progress_linger_end(CDN_LINGER_OTHER);
+            return;
+        }
+    }
     cdn_progress_app_leave();
+}
+
+enum { OVERLAP_SCORE_MAX = 4, OVERLAP_SCORE_ON = 2 };
+
+void cdn_progress_p2p_started(void)
+{
+    if (cdn_engine.linger_ns <= 0)
+        return;
+    atomic_store_explicit(&cdn_engine.p2p_start_ns, cdn_progress_now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&cdn_engine.p2p_pending, true, memory_order_relaxed);
+    if (atomic_load_explicit(&cdn_engine.overlap_score, memory_order_relaxed) >= OVERLAP_SCORE_ON)
+        cdn_progress_linger_end(CDN_LINGER_STARTED);
+}
+
+/* A blocking call is entered: score the gap since the last point-to-point
+ * start that none has followed yet (cdn_progress_p2p_started).  Plain
+ * loads and stores: with several application threads it is a hint. */
+static void blocking_entered(void)
+{
+    if (!atomic_load_explicit(&cdn_engine.p2p_pending, memory_order_relaxed))
+        return;
+    atomic_store_explicit(&cdn_engine.p2p_pending, false, memory_order_relaxed);
+    uint64_t gap = cdn_progress_now_ns() -
+                   atomic_load_explicit(&cdn_engine.p2p_start_ns, memory_order_relaxed);
+    int score = atomic_load_explicit(&cdn_engine.overlap_score, memory_order_relaxed);
+    if (gap > CDN_PROGRESS_OVERLAP_GAP_NS)
+        score = score < OVERLAP_SCORE_MAX ? score + 1 : score;
+    else
+        score = score > 0 ? score - 1 : 0;
+    atomic_store_explicit(&cdn_engine.overlap_score, score, memory_order_relaxed);
+}
+
+bool cdn_progress_linger_end(enum cdn_linger_end why)
+{
+    int yes = 1;
+    if (atomic_load_explicit(&cdn_engine.lingering, memory_order_relaxed) == 0 ||
+        !atomic_compare_exchange_strong(&cdn_engine.lingering, &yes, 0))
+        return false;
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&cdn_engine.linger_ends[why], 1, memory_order_relaxed);
+    if (cdn_engine.quiet_poll)
+        cdn_progress_quiet(-1);
+    return true;
 }
 
 void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)

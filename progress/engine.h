@@ -99,6 +99,28 @@ struct cdn_engine {
      * threads poll (transport op `polled`): the progress thread then stands
      * aside asleep in its ordinary epoll instead of parking. */
     bool quiet_poll;
+    /* Lingering (cdn_progress_leave_short): after a short blocking call the
+     * transports' count of pollers keeps one more for a while, so peers
+     * ring nobody while the application is between calls.  linger_ns is
+     * the progress thread's look interval then (0: off); lingering is 1
+     * while the count holds it; exits counts the short waits that began
+     * or extended one. */
+    long linger_ns;
+    atomic_int lingering;
+    atomic_uint exits;
+    atomic_bool thread_deep;      /* the progress thread sleeps with no timeout */
+    atomic_bool linger_on;        /* short blocking calls linger now (progress_main) */
+    bool linger_always;           /* ... whatever the doorbells (CADENCE_PROGRESS_LINGER_ALWAYS) */
+    /* Point-to-point starts and lingers (cdn_progress_p2p_started): when
+     * the last nonblocking rendezvous-size start was, whether a blocking
+     * call has been entered since, and how often lately the application
+     * computed after such a start (0..OVERLAP_SCORE_MAX). */
+    _Atomic uint64_t p2p_start_ns;
+    atomic_bool p2p_pending;
+    atomic_int overlap_score;
+    /* CADENCE_TRANSPORT_REPORT's counts: lingers begun, and ended by the
+     * progress thread's look, by a start, by a sleeper or shutdown. */
+    atomic_ulong lingers, linger_ends[3];
     /* The transport reaching each world rank (NULL: none), filled at
      * wire-up; ntransport_of is 0 until then. */
     struct cdn_transport **transport_of;
@@ -141,8 +163,13 @@ bool cdn_progress_poll_missed(void);
  * sleeps. */
 void cdn_progress_signal(void);
 /* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
- * no limit) unless work is there or still(arg) turns false; then disarm. */
+ * no limit; _ns: nanoseconds) unless work is there or still(arg) turns
+ * false; then disarm. */
 void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
+void cdn_progress_epoll_sleep_ns(long timeout_ns, bool (*still)(unsigned), unsigned arg);
+/* Did a transport's fd (a peer's doorbell) end this thread's last sleep?
+ * Clears the answer. */
+bool cdn_progress_peer_rang(void);
 /* The progress thread sleeps up to timeout_ns without arming the
  * doorbells: peers do not ring it meanwhile; kicks (deferred work, queued
  * sends, an application thread going to sleep in MPI, a want for data or
@@ -227,7 +254,23 @@ static inline void cdn_progress_app_leave(void)
 }
 /* The progress thread while application threads poll, with quiet
  * doorbells: asleep in epoll, armed, until kicked or nobody polls. */
-void cdn_progress_stand_aside(void);
+void cdn_progress_stand_aside(long timeout_ns);
+/* Lingering: an application thread leaving a short blocking call
+ * (cdn_progress_leave_short), the linger ended by whoever finds it is no
+ * longer wanted (cdn_progress_linger_end: true if this call ended it). */
+void cdn_progress_leave_short(void);
+enum cdn_linger_end { CDN_LINGER_LOOKED, CDN_LINGER_STARTED, CDN_LINGER_OTHER };
+bool cdn_progress_linger_end(enum cdn_linger_end why);
+/* The application started a nonblocking send or receive of rendezvous
+ * size.  Its peer's RTS or CTS must reach the progress thread at once if
+ * the application now computes, but a linger keeps it out -- which is
+ * what a window of such starts followed by a wait wants (a doorbell per
+ * message otherwise).  Which of the two the application does is told by
+ * the time from its last such start to its next blocking call: over
+ * CDN_PROGRESS_OVERLAP_GAP_NS it computed.  Once it has computed after
+ * most recent starts, a start ends the linger. */
+void cdn_progress_p2p_started(void);
+enum { CDN_PROGRESS_OVERLAP_GAP_NS = 10000 };
 
 /* The calling thread is about to start an operation and then wait for it
  * in the same call (a blocking MPI call).  It counts as a poller from now
@@ -255,8 +298,10 @@ void cdn_progress_blocking_end(void);
  * call returns, the thread would run before the application's computation
  * rather than during it (the start timer's reason).  Only with quiet
  * doorbells and a progress thread, outside other polling; returns whether
- * it entered (pass it to _end). */
-bool cdn_progress_start_begin(void);
+ * it entered (pass it to _end).  end_linger: the operation may need the
+ * progress thread while the application computes, so a linger ends, the
+ * caller taking its place as a poller. */
+bool cdn_progress_start_begin(bool end_linger);
 void cdn_progress_start_end(bool entered);
 
 /* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "progress/engine.h"
 #include "progress/request.h"
 
 /* Set by api/p2p.c while an application thread is inside a point-to-point
@@ -22,6 +23,16 @@
  * message it would not be rung for must wait for the nap (thread.c).
  * With several application threads it is a hint, never a guarantee. */
 extern atomic_bool cdn_p2p_app_inside;
+
+/* A nonblocking send or receive of rendezvous size was started by the
+ * application (cdn_progress_p2p_started): whether it ends a linger
+ * depends on what the application has done after such starts lately. */
+static inline void cdn_p2p_started(const struct cdn_request *r)
+{
+    if ((r->kind == CDN_REQ_SEND || r->kind == CDN_REQ_RECV) &&
+        !cdn_progress_comes_eagerly(r->u.p2p.bytes))
+        cdn_progress_p2p_started();
+}
 
 /* The largest tag (MPI_TAG_UB): tags travel as 32-bit fields. */
 #define CDN_TAG_UB INT_MAX

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "progress/engine.h"
 #include "progress/params.h"
 #include "runtime/runtime.h"
 #include "transport/transport.h"
@@ -31,4 +32,10 @@ void cdn_sent_print(void)
         snprintf(line + n, sizeof line - (size_t)n, " self %lu\n",
                  atomic_load_explicit(&cdn_sent_count[CDN_MAX_TRANSPORTS], memory_order_relaxed));
     fputs(line, stderr);
+    /* read after the progress thread stopped: its counts are final */
+    fprintf(stderr, "cadence: rank %d: progress lingers %lu (ended by the thread's look %lu, "
+            "by starts %lu, otherwise %lu)\n", cdn_rt.world_rank, atomic_load(&cdn_engine.lingers),
+            atomic_load(&cdn_engine.linger_ends[CDN_LINGER_LOOKED]),
+            atomic_load(&cdn_engine.linger_ends[CDN_LINGER_STARTED]),
+            atomic_load(&cdn_engine.linger_ends[CDN_LINGER_OTHER]));
 }

@@ -121,6 +121,69 @@ enum { CONTENDED_SLEEP_NS = 20000 };
  * time, and it must not keep this one napping (a wake-up on its core per
  * nap) instead of asleep in epoll or polling. */
 enum { INSIDE_NAPS = 4 };
+/* Lingering (engine.h; docs/progress.md, "Lingering").  The longest
+ * interval between the thread's looks at a linger: while the application
+ * keeps making blocking calls it doubles from CADENCE_PROGRESS_LINGER_US
+ * up to this, a wake-up per millisecond.  Short blocking calls linger only
+ * for LINGER_MODE_NS after LINGER_RINGS doorbells within LINGER_RINGS_NS
+ * caught the application just out of a blocking call (rung while this
+ * thread stood aside): where peers seldom ring in the gaps (a ping-pong,
+ * even on a loaded machine), the looks would cost wake-ups for nothing. */
+enum { LINGER_MAX_NS = 1000000, LINGER_RINGS = 4, LINGER_RINGS_NS = 5000000,
+       LINGER_MODE_NS = 100000000 };
+
+struct linger_look {
+    long next_ns;          /* the interval of the next look */
+    unsigned seen;         /* cdn_engine.exits at the last look */
+    uint64_t rings_from;   /* when the doorbells counted in rings began */
+    int rings;             /* doorbells that caught the application between calls */
+    uint64_t until;        /* the end of linger_on */
+};
+
+/* After an armed sleep: doorbells that ended its standing aside turn
+ * lingering on when LINGER_RINGS come within LINGER_RINGS_NS; it turns
+ * off LINGER_MODE_NS after the last that did. */
+static void linger_slept(struct linger_look *l, bool aside)
+{
+    bool rang = cdn_progress_peer_rang();
+    if (cdn_engine.linger_ns <= 0)
+        return;
+    uint64_t now = cdn_progress_now_ns();
+    if (rang && aside) {
+        if (now - l->rings_from > LINGER_RINGS_NS) {
+            l->rings_from = now;
+            l->rings = 0;
+        }
+        if (++l->rings >= LINGER_RINGS) {
+            atomic_store_explicit(&cdn_engine.linger_on, true, memory_order_relaxed);
+            l->until = now + LINGER_MODE_NS;
+        }
+    }
+    if (now > l->until && !cdn_engine.linger_always &&
+        atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed))
+        atomic_store_explicit(&cdn_engine.linger_on, false, memory_order_relaxed);
+}
+
+static long linger_longer(long ns)
+{
+    return ns < LINGER_MAX_NS ? ns * 2 : LINGER_MAX_NS;
+}
+
+/* Asleep with no application thread polling and a linger on: a look
+ * CADENCE_PROGRESS_LINGER_US or more later ends it unless a short
+ * blocking call has left since the last look (while lingering is on). */
+static void linger_sleep(struct linger_look *l)
+{
+    cdn_progress_epoll_sleep_ns(l->next_ns, NULL, 0);
+    linger_slept(l, false);
+    unsigned e = atomic_load_explicit(&cdn_engine.exits, memory_order_relaxed);
+    if ((e == l->seen || !atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed)) &&
+        atomic_load(&cdn_engine.app_pollers) == 0 && cdn_progress_linger_end(CDN_LINGER_LOOKED))
+        l->next_ns = cdn_engine.linger_ns;
+    else
+        l->next_ns = linger_longer(l->next_ns);
+    l->seen = e;
+}
 
 static void *progress_main(void *arg)
 {
@@ -153,12 +216,21 @@ static void *progress_main(void *arg)
      * message it finds us asleep for (docs/progress.md). */
     long nap_ns = 0;
     int inside_naps = 0;  /* naps in a row for an application thread inside MPI */
+    struct linger_look look = {.next_ns = cdn_engine.linger_ns};
     if (npu == 1)
         nap_ns = cdn_progress_param_long("CADENCE_PROGRESS_NAP_US", 50, 0, 10000) * 1000;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
             if (cdn_engine.quiet_poll) {
-                cdn_progress_stand_aside();  /* no timeout: the last poller wakes us if need be */
+                /* No timeout without lingering: the last poller wakes us if
+                 * need be.  Lingering, a poller's leaving may begin a
+                 * linger that only a look of ours ends. */
+                bool timed = atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) ||
+                             atomic_load_explicit(&cdn_engine.lingering, memory_order_relaxed);
+                cdn_progress_stand_aside(timed ? look.next_ns : -1);
+                linger_slept(&look, true);
+                look.next_ns = linger_longer(look.next_ns);
+                look.seen = atomic_load_explicit(&cdn_engine.exits, memory_order_relaxed);
                 idle = 0;
                 continue;
             }
@@ -211,8 +283,20 @@ static void *progress_main(void *arg)
         atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
         if (!worked || nap_ns == 0 ||
             !atomic_load_explicit(&cdn_p2p_app_inside, memory_order_relaxed) ||
-            !cdn_progress_nap(nap_ns))
-            cdn_progress_epoll_sleep(-1, NULL, 0);
+            !cdn_progress_nap(nap_ns)) {
+            /* seq_cst store, then the look at lingering: pairs with a
+             * leaving poller's (cdn_progress_leave_short) */
+            atomic_store_explicit(&cdn_engine.thread_deep, true, memory_order_seq_cst);
+            if (atomic_load_explicit(&cdn_engine.lingering, memory_order_seq_cst)) {
+                atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
+                linger_sleep(&look);
+            } else {
+                look.next_ns = cdn_engine.linger_ns;
+                cdn_progress_epoll_sleep(-1, NULL, 0);
+                atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
+                linger_slept(&look, false);
+            }
+        }
         worked = false;
         atomic_store_explicit(&cdn_engine.thread_asleep, false, memory_order_relaxed);
     }
@@ -241,8 +325,11 @@ void cdn_progress_thread_stop(void)
 {
     if (!cdn_engine.thread_on)
         return;
+    cdn_engine.linger_ns = 0;  /* nobody would end a linger now */
+    atomic_store(&cdn_engine.linger_on, false);
     atomic_store_explicit(&cdn_engine.thread_stop, true, memory_order_release);
     cdn_progress_kick();
     pthread_join(cdn_engine.thread, NULL);
+    cdn_progress_linger_end(CDN_LINGER_OTHER);
     cdn_engine.thread_on = false;
 }

@@ -24,6 +24,15 @@ const struct cdn_param cdn_params[] = {
      "After CADENCE_PROGRESS_SPIN empty polls, an application thread waiting in MPI keeps "
      "polling this many microseconds more before it sleeps (not when the node is "
      "oversubscribed, nor after a sleep that found nothing). 0: sleep after the polls."},
+    {"CADENCE_PROGRESS_LINGER_US", "integer", "100", "library",
+     "With the progress thread and shared memory, once peers' doorbells keep catching the "
+     "application between blocking calls: after a short blocking call peers ring nobody until "
+     "the progress thread, looking this long later (doubling up to 1 ms while the application "
+     "stays busy in MPI), finds no short call left since its last look; rendezvous-size "
+     "collective starts end it at once. 0: never."},
+    {"CADENCE_PROGRESS_LINGER_ALWAYS", "boolean", "0", "library",
+     "Linger after every short blocking call, not only once peers' doorbells keep catching "
+     "the application between calls (see CADENCE_PROGRESS_LINGER_US)."},
     {"CADENCE_PROGRESS_BIND", "boolean", "1", "library",
      "Pin the progress thread (hwloc) to one processing unit of the process's allowed set, "
      "counted from the last one by local rank. 0 leaves it unbound."},

@@ -1085,13 +1085,18 @@ int cdn_sched_start(struct cdn_request *r)
      * allreduce).  One that hands work over leaves the thread's wake-up to
      * the start timer (cdn_progress_defer): woken as the call returns, the
      * thread would take the processor before the application's computation
-     * starts instead of during it. */
+     * starts instead of during it.  Steps of rendezvous size may need the
+     * progress thread while the application computes, so the start ends a
+     * linger (engine.h): as a poller it takes the linger's place. */
     struct cdn_sched *s = sched_of(r);
+    bool carried = r->parent == NULL && !cdn_progress_comes_eagerly(s->bytes);
     bool entered = (s->wakes || r->parent != NULL) && s->bytes < cdn_engine.background_min &&
-                   cdn_progress_start_begin();
+                   cdn_progress_start_begin(carried);
     int rc = start_instance(r, true);
     if (entered)
         cdn_progress_start_end(true);
+    else if (carried)
+        cdn_progress_linger_end(CDN_LINGER_STARTED);
     return rc;
 }
 

@@ -258,6 +258,8 @@ static inline bool shm_ring_crowded(struct shm_prod *p)
  * was written (need: a SHM_WANT_* index, SHM_WAKE_ALWAYS, or SHM_RING_LAZY:
  * data only a consumer thread asleep in MPI wants, see below). */
 void shm_bell_ring_fenced(struct shm_bell *b, int eventfd, int need);
+/* Doorbells this process wrote (eventfd writes), for CADENCE_TRANSPORT_REPORT. */
+extern atomic_ulong shm_bell_rings;
 static inline void shm_bell_ring(struct shm_bell *b, int eventfd, int need)
 {
     if (need == SHM_RING_LAZY) {

@@ -971,6 +971,8 @@ static void shm_finalize(struct cdn_transport *tp)
                 atomic_load(&st->split_pushed), atomic_load(&st->split_taken_back));
         fprintf(stderr, "cadence: rank %d: shm rendezvous received by CMA %lu, through the rings "
                 "%lu\n", cdn_job_rank(), atomic_load(&st->rndv_cma), atomic_load(&st->rndv_ring));
+        fprintf(stderr, "cadence: rank %d: shm doorbells rung %lu\n", cdn_job_rank(),
+                atomic_load(&shm_bell_rings));
         for (int i = 0; i < st->nlocal; i++)
             if (i != st->me && atomic_load(&st->peers[i].rndv_seen) > 0)
                 fprintf(stderr, "cadence: rank %d: shm copy rates from rank %d (bytes per 1024 "

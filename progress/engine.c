@@ -886,8 +886,8 @@ static void blocking_entered(void)
     if (!atomic_load_explicit(&cdn_engine.p2p_pending, memory_order_relaxed))
         return;
     atomic_store_explicit(&cdn_engine.p2p_pending, false, memory_order_relaxed);
-    uint64_t gap = cdn_progress_now_ns() -
-                   atomic_load_explicit(&cdn_engine.p2p_start_ns, memory_order_relaxed);
+    int64_t gap = (int64_t)(cdn_progress_now_ns() -
+                            atomic_load_explicit(&cdn_engine.p2p_start_ns, memory_order_relaxed));
     int score = atomic_load_explicit(&cdn_engine.overlap_score, memory_order_relaxed);
     if (gap > CDN_PROGRESS_OVERLAP_GAP_NS)
         score = score < OVERLAP_SCORE_MAX ? score + 1 : score;

@@ -580,12 +580,7 @@ bool cdn_progress_nap(long timeout_ns)
 }
 
 /* Shared with the progress thread. */
-void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg)
-{
-    armed_sleep(timeout_ms < 0 ? -1 : timeout_ms * 1000000L, still, arg, false);
-}
-
-void cdn_progress_epoll_sleep_ns(long timeout_ns, bool (*still)(unsigned), unsigned arg)
+void cdn_progress_epoll_sleep(long timeout_ns, bool (*still)(unsigned), unsigned arg)
 {
     armed_sleep(timeout_ns, still, arg, false);
 }
@@ -619,7 +614,7 @@ static void block(bool (*cond)(void *arg), void *arg, bool first)
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst);
         if (!cond(arg))
-            cdn_progress_epoll_sleep(100, gen_unchanged, gen);
+            cdn_progress_epoll_sleep(100000000L, gen_unchanged, gen);
         atomic_store(&epoll_app, false);
         want_all(-1);
         cdn_progress_app_enter();
@@ -665,7 +660,6 @@ static void blocking_entered(void);
 
 void cdn_progress_blocking_begin(void)
 {
-    blocking_entered();
     if (!cdn_engine.quiet_poll || cdn_progress_blocking)
         return;
     cdn_progress_blocking = true;
@@ -684,18 +678,27 @@ void cdn_progress_blocking_end(void)
     }
 }
 
+/* Take the linger's count in the transports' pollers for the caller (it
+ * gives the count back or keeps it as a poller's); false if there is
+ * none or another thread took it first. */
+static bool linger_take(enum cdn_linger_end why)
+{
+    int yes = 1;
+    if (atomic_load_explicit(&cdn_engine.lingering, memory_order_relaxed) == 0 ||
+        !atomic_compare_exchange_strong(&cdn_engine.lingering, &yes, 0))
+        return false;
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&cdn_engine.linger_ends[why], 1, memory_order_relaxed);
+    return true;
+}
+
 bool cdn_progress_start_begin(bool end_linger)
 {
     if (!cdn_engine.quiet_poll || !cdn_engine.thread_on || cdn_progress_in_thread ||
         cdn_progress_blocking || polling_here || starting)
         return false;
     starting = true;
-    int yes = 1;
-    if (end_linger && atomic_load_explicit(&cdn_engine.lingering, memory_order_relaxed) &&
-        atomic_compare_exchange_strong(&cdn_engine.lingering, &yes, 0)) {
-        if (cdn_sent_report)
-            atomic_fetch_add_explicit(&cdn_engine.linger_ends[CDN_LINGER_STARTED], 1,
-                                      memory_order_relaxed);
+    if (end_linger && linger_take(CDN_LINGER_STARTED)) {
         /* the linger's count in the transports' pollers becomes ours:
          * leaving, we are the last poller and look at the rings as such */
         atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
@@ -873,7 +876,6 @@ void cdn_progress_p2p_started(void)
     if (cdn_engine.linger_ns <= 0)
         return;
     atomic_store_explicit(&cdn_engine.p2p_start_ns, cdn_progress_now_ns(), memory_order_relaxed);
-    atomic_store_explicit(&cdn_engine.p2p_pending, true, memory_order_relaxed);
     if (atomic_load_explicit(&cdn_engine.overlap_score, memory_order_relaxed) >= OVERLAP_SCORE_ON)
         cdn_progress_linger_end(CDN_LINGER_STARTED);
 }
@@ -883,11 +885,11 @@ void cdn_progress_p2p_started(void)
  * loads and stores: with several application threads it is a hint. */
 static void blocking_entered(void)
 {
-    if (!atomic_load_explicit(&cdn_engine.p2p_pending, memory_order_relaxed))
+    uint64_t start = atomic_load_explicit(&cdn_engine.p2p_start_ns, memory_order_relaxed);
+    if (start == 0)
         return;
-    atomic_store_explicit(&cdn_engine.p2p_pending, false, memory_order_relaxed);
-    int64_t gap = (int64_t)(cdn_progress_now_ns() -
-                            atomic_load_explicit(&cdn_engine.p2p_start_ns, memory_order_relaxed));
+    atomic_store_explicit(&cdn_engine.p2p_start_ns, 0, memory_order_relaxed);
+    int64_t gap = (int64_t)(cdn_progress_now_ns() - start);
     int score = atomic_load_explicit(&cdn_engine.overlap_score, memory_order_relaxed);
     if (gap > CDN_PROGRESS_OVERLAP_GAP_NS)
         score = score < OVERLAP_SCORE_MAX ? score + 1 : score;
@@ -898,12 +900,8 @@ static void blocking_entered(void)
 
 bool cdn_progress_linger_end(enum cdn_linger_end why)
 {
-    int yes = 1;
-    if (atomic_load_explicit(&cdn_engine.lingering, memory_order_relaxed) == 0 ||
-        !atomic_compare_exchange_strong(&cdn_engine.lingering, &yes, 0))
+    if (!linger_take(why))
         return false;
-    if (cdn_sent_report)
-        atomic_fetch_add_explicit(&cdn_engine.linger_ends[why], 1, memory_order_relaxed);
     if (cdn_engine.quiet_poll)
         cdn_progress_quiet(-1);
     return true;

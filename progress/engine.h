@@ -112,11 +112,10 @@ struct cdn_engine {
     atomic_bool linger_on;        /* short blocking calls linger now (progress_main) */
     bool linger_always;           /* ... whatever the doorbells (CADENCE_PROGRESS_LINGER_ALWAYS) */
     /* Point-to-point starts and lingers (cdn_progress_p2p_started): when
-     * the last nonblocking rendezvous-size start was, whether a blocking
-     * call has been entered since, and how often lately the application
+     * the last nonblocking rendezvous-size start was (0: a blocking call
+     * has been entered since), and how often lately the application
      * computed after such a start (0..OVERLAP_SCORE_MAX). */
     _Atomic uint64_t p2p_start_ns;
-    atomic_bool p2p_pending;
     atomic_int overlap_score;
     /* CADENCE_TRANSPORT_REPORT's counts: lingers begun, and ended by the
      * progress thread's look, by a start, by a sleeper or shutdown. */
@@ -162,11 +161,9 @@ bool cdn_progress_poll_missed(void);
  * visible (cdn_request_event): the generation moves only while a thread
  * sleeps. */
 void cdn_progress_signal(void);
-/* Arm the transports' doorbells and sleep in epoll (at most timeout_ms, -1:
- * no limit; _ns: nanoseconds) unless work is there or still(arg) turns
- * false; then disarm. */
-void cdn_progress_epoll_sleep(int timeout_ms, bool (*still)(unsigned), unsigned arg);
-void cdn_progress_epoll_sleep_ns(long timeout_ns, bool (*still)(unsigned), unsigned arg);
+/* Arm the transports' doorbells and sleep in epoll (at most timeout_ns, -1:
+ * no limit) unless work is there or still(arg) turns false; then disarm. */
+void cdn_progress_epoll_sleep(long timeout_ns, bool (*still)(unsigned), unsigned arg);
 /* Did a transport's fd (a peer's doorbell) end this thread's last sleep?
  * Clears the answer. */
 bool cdn_progress_peer_rang(void);

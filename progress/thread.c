@@ -174,7 +174,7 @@ static long linger_longer(long ns)
  * blocking call has left since the last look (while lingering is on). */
 static void linger_sleep(struct linger_look *l)
 {
-    cdn_progress_epoll_sleep_ns(l->next_ns, NULL, 0);
+    cdn_progress_epoll_sleep(l->next_ns, NULL, 0);
     linger_slept(l, false);
     unsigned e = atomic_load_explicit(&cdn_engine.exits, memory_order_relaxed);
     if ((e == l->seen || !atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed)) &&

@@ -59,7 +59,7 @@ static void setup(void)
     atomic_store(&cdn_engine.app_pollers, 0);
     atomic_store(&cdn_engine.lingering, 0);
     atomic_store(&cdn_engine.thread_deep, false);
-    atomic_store(&cdn_engine.p2p_pending, false);
+    atomic_store(&cdn_engine.p2p_start_ns, 0);
     atomic_store(&cdn_engine.overlap_score, 0);
     atomic_store(&cdn_engine.lingers, 0);
     for (int i = 0; i < 3; i++)

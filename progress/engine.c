@@ -852,7 +852,9 @@ void cdn_progress_leave_short(void)
  * whatever waits: the waiter will take it. */
 static void leave(bool held)
 {
-    if (atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) &&
+    if (held && !atomic_load_explicit(&cdn_engine.held_start, memory_order_relaxed))
+        atomic_store_explicit(&cdn_engine.held_start, true, memory_order_relaxed);
+    if ((held || atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed)) &&
         !cdn_progress_in_thread &&
         (held || (atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) == 0 &&
                   atomic_load_explicit(&cdn_engine.pending_work, memory_order_relaxed) == 0))) {

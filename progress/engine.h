@@ -109,6 +109,7 @@ struct cdn_engine {
     atomic_int lingering;
     atomic_uint exits;
     atomic_bool thread_deep;      /* the progress thread sleeps with no timeout */
+    atomic_bool held_start;       /* a held start since the thread's last look (linger_on) */
     atomic_bool linger_on;        /* short blocking calls linger now (progress_main) */
     bool linger_always;           /* ... whatever the doorbells (CADENCE_PROGRESS_LINGER_ALWAYS) */
     /* Point-to-point starts and lingers (cdn_progress_p2p_started): when

@@ -59,6 +59,7 @@ static void setup(void)
     atomic_store(&cdn_engine.app_pollers, 0);
     atomic_store(&cdn_engine.lingering, 0);
     atomic_store(&cdn_engine.thread_deep, false);
+    atomic_store(&cdn_engine.held_start, false);
     atomic_store(&cdn_engine.p2p_start_ns, 0);
     atomic_store(&cdn_engine.overlap_score, 0);
     atomic_store(&cdn_engine.pending_work, 0);
@@ -196,12 +197,21 @@ START_TEST(a_held_start_lingers_with_work_left)
     /* the wait polls beside the linger and leaves it in place */
     short_blocking_call();
     ck_assert_int_eq(polled, 1);
-    /* a short blocking call does not linger with work left; a held start
-     * does not linger with lingering off */
+    /* a short blocking call does not linger with work left */
     ck_assert(cdn_progress_linger_end(CDN_LINGER_OTHER));
     short_blocking_call();
     ck_assert_int_eq(polled, 0);
+    /* a held start lingers with lingering off too, and tells the thread
+     * to turn it on (held_start) ... */
     atomic_store(&cdn_engine.linger_on, false);
+    atomic_store(&cdn_engine.held_start, false);
+    ck_assert(cdn_progress_start_begin(false));
+    cdn_progress_start_end(true, true);
+    ck_assert_int_eq(atomic_load(&cdn_engine.lingering), 1);
+    ck_assert(atomic_load(&cdn_engine.held_start));
+    ck_assert(cdn_progress_linger_end(CDN_LINGER_OTHER));
+    /* ... but not with the thread in a sleep that has no timeout */
+    atomic_store(&cdn_engine.thread_deep, true);
     ck_assert(cdn_progress_start_begin(false));
     cdn_progress_start_end(true, true);
     ck_assert_int_eq(atomic_load(&cdn_engine.lingering), 0);

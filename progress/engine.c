@@ -173,7 +173,7 @@ int cdn_progress_init(void)
     cdn_engine.background_min =
         cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 524288, 0, 1L << 40);
     cdn_engine.start_delay_ns =
-        1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 10, 0, 1000000);
+        1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 20, 0, 1000000);
     cdn_sent_init();
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
     cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -173,7 +173,7 @@ int cdn_progress_init(void)
     cdn_engine.background_min =
         cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 524288, 0, 1L << 40);
     cdn_engine.start_delay_ns =
-        1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 10, 0, 1000000);
+        1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 20, 0, 1000000);
     cdn_sent_init();
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
     cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -708,7 +708,9 @@ bool cdn_progress_start_begin(bool end_linger)
     return true;
 }
 
-void cdn_progress_start_end(bool entered)
+static void leave(bool held);
+
+void cdn_progress_start_end(bool entered, bool held)
 {
     if (!entered)
         return;
@@ -718,7 +720,10 @@ void cdn_progress_start_end(bool entered)
      * here. */
     poll_transports();
     starting = false;
-    cdn_progress_app_leave();  /* wakes the thread for what is left (cdn_progress_quiet) */
+    if (held)
+        leave(true);  /* the count lingers for the wait expected next */
+    else
+        cdn_progress_app_leave();  /* wakes the thread for what is left (cdn_progress_quiet) */
 }
 
 void cdn_progress_quiet(int delta)
@@ -839,10 +844,20 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
 
 void cdn_progress_leave_short(void)
 {
-    if (atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) &&
+    leave(false);
+}
+
+/* Leave as a poller, the count lingering if lingering is on and nothing
+ * waits for the thread -- or, held (a start whose wait is expected next),
+ * whatever waits: the waiter will take it. */
+static void leave(bool held)
+{
+    if (held && !atomic_load_explicit(&cdn_engine.held_start, memory_order_relaxed))
+        atomic_store_explicit(&cdn_engine.held_start, true, memory_order_relaxed);
+    if ((held || atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed)) &&
         !cdn_progress_in_thread &&
-        atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) == 0 &&
-        atomic_load_explicit(&cdn_engine.pending_work, memory_order_relaxed) == 0) {
+        (held || (atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) == 0 &&
+                  atomic_load_explicit(&cdn_engine.pending_work, memory_order_relaxed) == 0))) {
         /* a change is all the thread looks for: no locked instruction */
         atomic_store_explicit(&cdn_engine.exits,
                               atomic_load_explicit(&cdn_engine.exits, memory_order_relaxed) + 1,
@@ -871,12 +886,24 @@ void cdn_progress_leave_short(void)
 
 enum { OVERLAP_SCORE_MAX = 4, OVERLAP_SCORE_ON = 2 };
 
+bool cdn_progress_computes_next(void)
+{
+    return cdn_engine.linger_ns <= 0 ||
+           atomic_load_explicit(&cdn_engine.overlap_score, memory_order_relaxed) >=
+               OVERLAP_SCORE_ON;
+}
+
+void cdn_progress_rdv_started(void)
+{
+    if (cdn_engine.linger_ns > 0)
+        atomic_store_explicit(&cdn_engine.p2p_start_ns, cdn_progress_now_ns(),
+                              memory_order_relaxed);
+}
+
 void cdn_progress_p2p_started(void)
 {
-    if (cdn_engine.linger_ns <= 0)
-        return;
-    atomic_store_explicit(&cdn_engine.p2p_start_ns, cdn_progress_now_ns(), memory_order_relaxed);
-    if (atomic_load_explicit(&cdn_engine.overlap_score, memory_order_relaxed) >= OVERLAP_SCORE_ON)
+    cdn_progress_rdv_started();
+    if (cdn_progress_computes_next())
         cdn_progress_linger_end(CDN_LINGER_STARTED);
 }
 

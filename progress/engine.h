@@ -109,6 +109,7 @@ struct cdn_engine {
     atomic_int lingering;
     atomic_uint exits;
     atomic_bool thread_deep;      /* the progress thread sleeps with no timeout */
+    atomic_bool held_start;       /* a held start since the thread's last look (linger_on) */
     atomic_bool linger_on;        /* short blocking calls linger now (progress_main) */
     bool linger_always;           /* ... whatever the doorbells (CADENCE_PROGRESS_LINGER_ALWAYS) */
     /* Point-to-point starts and lingers (cdn_progress_p2p_started): when
@@ -268,6 +269,17 @@ bool cdn_progress_linger_end(enum cdn_linger_end why);
  * most recent starts, a start ends the linger. */
 void cdn_progress_p2p_started(void);
 enum { CDN_PROGRESS_OVERLAP_GAP_NS = 10000 };
+/* The same for any nonblocking start of rendezvous size (a collective's
+ * too), in two parts.  cdn_progress_computes_next, before it starts: true
+ * if the application has computed after most recent starts (the progress
+ * thread should carry this one: hand it over, end a linger), false if it
+ * has waited at once (the start is held: it runs in the caller, its count
+ * of pollers left lingering for the wait, cdn_progress_start_end).
+ * cdn_progress_rdv_started, when the start returns: the gap to the next
+ * blocking call is measured from here, not counting the start's own work
+ * (a 1 MiB reduction run in the caller). */
+bool cdn_progress_computes_next(void);
+void cdn_progress_rdv_started(void);
 
 /* The calling thread is about to start an operation and then wait for it
  * in the same call (a blocking MPI call).  It counts as a poller from now
@@ -297,9 +309,12 @@ void cdn_progress_blocking_end(void);
  * doorbells and a progress thread, outside other polling; returns whether
  * it entered (pass it to _end).  end_linger: the operation may need the
  * progress thread while the application computes, so a linger ends, the
- * caller taking its place as a poller. */
+ * caller taking its place as a poller.  held (_end): the application is
+ * expected to wait for the operation next (cdn_progress_rdv_started), so
+ * the caller's count lingers (cdn_progress_leave_short) even with work
+ * left for the wait, and nothing rings or wakes the thread meanwhile. */
 bool cdn_progress_start_begin(bool end_linger);
-void cdn_progress_start_end(bool entered);
+void cdn_progress_start_end(bool entered, bool held);
 
 /* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN
  * empty polls, then sleep until something completes or arrives.  Every

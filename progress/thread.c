@@ -127,8 +127,9 @@ enum { INSIDE_NAPS = 4 };
  * up to this, a wake-up per millisecond.  Short blocking calls linger only
  * for LINGER_MODE_NS after LINGER_RINGS doorbells within LINGER_RINGS_NS
  * caught the application just out of a blocking call (rung while this
- * thread stood aside): where peers seldom ring in the gaps (a ping-pong,
- * even on a loaded machine), the looks would cost wake-ups for nothing. */
+ * thread stood aside), or after a held start (cdn_progress_start_end):
+ * where peers seldom ring in the gaps (a ping-pong, even on a loaded
+ * machine), the looks would cost wake-ups for nothing. */
 enum { LINGER_MAX_NS = 1000000, LINGER_RINGS = 4, LINGER_RINGS_NS = 5000000,
        LINGER_MODE_NS = 100000000 };
 
@@ -149,6 +150,12 @@ static void linger_slept(struct linger_look *l, bool aside)
     if (cdn_engine.linger_ns <= 0)
         return;
     uint64_t now = cdn_progress_now_ns();
+    if (atomic_load_explicit(&cdn_engine.held_start, memory_order_relaxed)) {
+        /* held starts (cdn_progress_start_end) linger from now on */
+        atomic_store_explicit(&cdn_engine.held_start, false, memory_order_relaxed);
+        atomic_store_explicit(&cdn_engine.linger_on, true, memory_order_relaxed);
+        l->until = now + LINGER_MODE_NS;
+    }
     if (rang && aside) {
         if (now - l->rings_from > LINGER_RINGS_NS) {
             l->rings_from = now;
@@ -225,9 +232,18 @@ static void *progress_main(void *arg)
                 /* No timeout without lingering: the last poller wakes us if
                  * need be.  Lingering, a poller's leaving may begin a
                  * linger that only a look of ours ends. */
-                bool timed = atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) ||
-                             atomic_load_explicit(&cdn_engine.lingering, memory_order_relaxed);
+                bool timed = atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed);
+                if (!timed) {
+                    /* as before the deep sleep below: a linger begun
+                     * after this look sees us untimed and ends itself */
+                    atomic_store_explicit(&cdn_engine.thread_deep, true, memory_order_seq_cst);
+                    timed = atomic_load_explicit(&cdn_engine.lingering, memory_order_seq_cst);
+                    if (timed)
+                        atomic_store_explicit(&cdn_engine.thread_deep, false,
+                                              memory_order_relaxed);
+                }
                 cdn_progress_stand_aside(timed ? look.next_ns : -1);
+                atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
                 linger_slept(&look, true);
                 look.next_ns = linger_longer(look.next_ns);
                 look.seen = atomic_load_explicit(&cdn_engine.exits, memory_order_relaxed);

@@ -67,7 +67,7 @@ const struct cdn_param cdn_params[] = {
      "intracommunicator moving at most this much (per buffer; per block for alltoall) leaves "
      "its schedule with the communicator, which keeps the last four; an identical later call "
      "runs it again instead of building one. 0 keeps only calls that move nothing (barrier)."},
-    {"CADENCE_PROGRESS_START_DELAY_US", "integer", "10", "library",
+    {"CADENCE_PROGRESS_START_DELAY_US", "integer", "20", "library",
      "When the progress thread shares the application's only processing unit: microseconds it "
      "waits before running work queued by a nonblocking call (a started collective), so that "
      "it preempts the application's computation rather than the call that queued the work. "

@@ -1003,7 +1003,7 @@ static void deferred_drain(struct cdn_work *w)
     cdn_request_release(r);  /* the reference the queue held */
 }
 
-static int start_instance(struct cdn_request *r, bool defer)
+static int start_instance(struct cdn_request *r, bool background)
 {
     struct cdn_sched *s = sched_of(r);
     cdn_status_empty(&r->status);
@@ -1035,7 +1035,7 @@ static int start_instance(struct cdn_request *r, bool defer)
     s->remaining = s->n - s->nbypassed;
     /* Small schedules run their first nodes here: handing them over costs
      * more than running them (a wake-up, a context switch). */
-    if (defer && cdn_engine.thread_on && s->bytes >= cdn_engine.background_min) {
+    if (background) {
         cdn_request_retain(r);  /* a kept node may complete the schedule meanwhile */
         if (run_locked(s, false, true, true)) {
             s->work.run = deferred_drain;
@@ -1090,13 +1090,19 @@ int cdn_sched_start(struct cdn_request *r)
      * linger (engine.h): as a poller it takes the linger's place. */
     struct cdn_sched *s = sched_of(r);
     bool carried = r->parent == NULL && !cdn_progress_comes_eagerly(s->bytes);
-    bool entered = (s->wakes || r->parent != NULL) && s->bytes < cdn_engine.background_min &&
-                   cdn_progress_start_begin(carried);
-    int rc = start_instance(r, true);
+    bool computes = carried && cdn_progress_computes_next();
+    bool held = carried && !computes;
+    bool background = cdn_engine.thread_on && s->bytes >= cdn_engine.background_min &&
+                      (computes || r->parent != NULL);
+    bool entered = (s->wakes || r->parent != NULL || held) && !background &&
+                   cdn_progress_start_begin(computes);
+    int rc = start_instance(r, background);
     if (entered)
-        cdn_progress_start_end(true);
-    else if (carried)
+        cdn_progress_start_end(true, held);
+    else if (computes)
         cdn_progress_linger_end(CDN_LINGER_STARTED);
+    if (carried)
+        cdn_progress_rdv_started();
     return rc;
 }
 

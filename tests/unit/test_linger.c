@@ -59,8 +59,10 @@ static void setup(void)
     atomic_store(&cdn_engine.app_pollers, 0);
     atomic_store(&cdn_engine.lingering, 0);
     atomic_store(&cdn_engine.thread_deep, false);
+    atomic_store(&cdn_engine.held_start, false);
     atomic_store(&cdn_engine.p2p_start_ns, 0);
     atomic_store(&cdn_engine.overlap_score, 0);
+    atomic_store(&cdn_engine.pending_work, 0);
     atomic_store(&cdn_engine.lingers, 0);
     for (int i = 0; i < 3; i++)
         atomic_store(&cdn_engine.linger_ends[i], 0);
@@ -134,14 +136,14 @@ START_TEST(start_takes_the_lingers_place)
     ck_assert_int_eq(atomic_load(&cdn_engine.lingering), 0);
     ck_assert_int_eq(polled, 1);
     ck_assert_uint_eq(atomic_load(&cdn_engine.app_pollers), 1);
-    cdn_progress_start_end(true);
+    cdn_progress_start_end(true, false);
     ck_assert_int_eq(polled, 0);
     ck_assert_uint_eq(atomic_load(&cdn_engine.app_pollers), 0);
     ck_assert_uint_eq(atomic_load(&cdn_engine.linger_ends[CDN_LINGER_STARTED]), 1);
     /* a small start leaves a linger alone */
     short_blocking_call();
     ck_assert(cdn_progress_start_begin(false));
-    cdn_progress_start_end(true);
+    cdn_progress_start_end(true, false);
     ck_assert_int_eq(atomic_load(&cdn_engine.lingering), 1);
     ck_assert_int_eq(polled, 1);
     ck_assert(cdn_progress_linger_end(CDN_LINGER_OTHER));
@@ -181,6 +183,46 @@ START_TEST(p2p_starts_end_it_once_the_application_computes)
 }
 END_TEST
 
+START_TEST(a_held_start_lingers_with_work_left)
+{
+    /* the application waited at once after recent starts: a rendezvous
+     * start is held -- its count lingers for the wait, work left or not */
+    ck_assert(!cdn_progress_computes_next());
+    atomic_store(&cdn_engine.pending_work, 1);  /* a transfer the wait will take */
+    ck_assert(cdn_progress_start_begin(false));
+    cdn_progress_start_end(true, true);
+    ck_assert_int_eq(atomic_load(&cdn_engine.lingering), 1);
+    ck_assert_int_eq(polled, 1);
+    ck_assert_uint_eq(atomic_load(&cdn_engine.app_pollers), 0);
+    /* the wait polls beside the linger and leaves it in place */
+    short_blocking_call();
+    ck_assert_int_eq(polled, 1);
+    /* a short blocking call does not linger with work left */
+    ck_assert(cdn_progress_linger_end(CDN_LINGER_OTHER));
+    short_blocking_call();
+    ck_assert_int_eq(polled, 0);
+    /* a held start lingers with lingering off too, and tells the thread
+     * to turn it on (held_start) ... */
+    atomic_store(&cdn_engine.linger_on, false);
+    atomic_store(&cdn_engine.held_start, false);
+    ck_assert(cdn_progress_start_begin(false));
+    cdn_progress_start_end(true, true);
+    ck_assert_int_eq(atomic_load(&cdn_engine.lingering), 1);
+    ck_assert(atomic_load(&cdn_engine.held_start));
+    ck_assert(cdn_progress_linger_end(CDN_LINGER_OTHER));
+    /* ... but not with the thread in a sleep that has no timeout */
+    atomic_store(&cdn_engine.thread_deep, true);
+    ck_assert(cdn_progress_start_begin(false));
+    cdn_progress_start_end(true, true);
+    ck_assert_int_eq(atomic_load(&cdn_engine.lingering), 0);
+    ck_assert_int_eq(polled, 0);
+    atomic_store(&cdn_engine.pending_work, 0);
+    /* once the application computes after starts, they are not held */
+    atomic_store(&cdn_engine.overlap_score, 2);
+    ck_assert(cdn_progress_computes_next());
+}
+END_TEST
+
 static Suite *linger_suite(void)
 {
     Suite *s = suite_create("linger");
@@ -190,6 +232,7 @@ static Suite *linger_suite(void)
     tcase_add_test(tc, no_linger_when_off_or_thread_deep);
     tcase_add_test(tc, start_takes_the_lingers_place);
     tcase_add_test(tc, p2p_starts_end_it_once_the_application_computes);
+    tcase_add_test(tc, a_held_start_lingers_with_work_left);
     suite_add_tcase(s, tc);
     return s;
 }

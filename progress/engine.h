@@ -119,8 +119,9 @@ struct cdn_engine {
     _Atomic uint64_t p2p_start_ns;
     atomic_int overlap_score;
     /* CADENCE_TRANSPORT_REPORT's counts: lingers begun, and ended by the
-     * progress thread's look, by a start, by a sleeper or shutdown. */
-    atomic_ulong lingers, linger_ends[3];
+     * progress thread's look, by a start, by a sleeper or shutdown; held
+     * starts (cdn_progress_start_end). */
+    atomic_ulong lingers, linger_ends[3], held;
     /* The transport reaching each world rank (NULL: none), filled at
      * wire-up; ntransport_of is 0 until then. */
     struct cdn_transport **transport_of;

@@ -34,8 +34,10 @@ void cdn_sent_print(void)
     fputs(line, stderr);
     /* read after the progress thread stopped: its counts are final */
     fprintf(stderr, "cadence: rank %d: progress lingers %lu (ended by the thread's look %lu, "
-            "by starts %lu, otherwise %lu)\n", cdn_rt.world_rank, atomic_load(&cdn_engine.lingers),
+            "by starts %lu, otherwise %lu), held starts %lu\n", cdn_rt.world_rank,
+            atomic_load(&cdn_engine.lingers),
             atomic_load(&cdn_engine.linger_ends[CDN_LINGER_LOOKED]),
             atomic_load(&cdn_engine.linger_ends[CDN_LINGER_STARTED]),
-            atomic_load(&cdn_engine.linger_ends[CDN_LINGER_OTHER]));
+            atomic_load(&cdn_engine.linger_ends[CDN_LINGER_OTHER]),
+            atomic_load(&cdn_engine.held));
 }

@@ -38,7 +38,8 @@ struct node {
     int nsucc, capsucc;
     int *succ;
     struct cdn_request *child;        /* N_SEND, N_RECV, N_REQUEST */
-    MPI_Count bytes;                  /* N_SEND, N_RECV: the message's size */
+    MPI_Count bytes;                  /* N_SEND, N_RECV: the message's size; N_COPY,
+                                       * N_REDUCE: the bytes read */
     int peer;                         /* ... and the other rank */
     bool lazy;                        /* N_RECV: its arrival needs no prompt action */
     bool bypassed;                    /* N_NOP: its edges were joined past it at commit;
@@ -112,6 +113,7 @@ struct cdn_sched {
                                        * run_alone) finishes the instance */
     struct cdn_work work;             /* a start handed to the progress engine */
     MPI_Count bytes;                  /* data its largest node moves, copies or reduces */
+    MPI_Count root_work;              /* ... its largest copy or reduction ready at start */
     bool steps_after_send;            /* a rendezvous send leads to a send, or a nested
                                        * request has successors */
     bool wakes;                       /* starting it may ask for the progress thread: it has
@@ -357,7 +359,8 @@ int cdn_sched_reduce(struct cdn_sched *s, const void *in, void *inout, MPI_Count
     nd->u.red.count = count;
     nd->u.red.dt = dt;
     nd->u.red.op = op;
-    step_bytes(s, count * cdn_datatype_size(dt));
+    nd->bytes = count * cdn_datatype_size(dt);
+    step_bytes(s, nd->bytes);
     cdn_datatype_retain(dt);
     cdn_op_retain(op);
     return id;
@@ -383,6 +386,7 @@ int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
         nd->u.copy.flat_src = cdn_datatype_true_lb(sdt);
         nd->u.copy.flat_dst = cdn_datatype_true_lb(ddt);
     }
+    nd->bytes = sb;
     step_bytes(s, sb);
     cdn_datatype_retain(sdt);
     cdn_datatype_retain(ddt);
@@ -581,8 +585,12 @@ int cdn_sched_commit(struct cdn_sched *s, const char *caller, struct cdn_request
         s->deps[i] = s->left[i] = s->nodes[i].ndeps;
         if (s->nodes[i].bypassed)
             s->nbypassed++;
-        else if (s->deps[i] == 0)
+        else if (s->deps[i] == 0) {
             s->roots[s->nroots++] = i;
+            int kind = s->nodes[i].kind;
+            if ((kind == N_COPY || kind == N_REDUCE) && s->nodes[i].bytes > s->root_work)
+                s->root_work = s->nodes[i].bytes;
+        }
     }
     if (!s->failed)
         mark_urgency(s);
@@ -1093,7 +1101,8 @@ int cdn_sched_start(struct cdn_request *r)
     bool computes = carried && cdn_progress_computes_next();
     bool held = carried && !computes;
     bool background = cdn_engine.thread_on && s->bytes >= cdn_engine.background_min &&
-                      (computes || r->parent != NULL);
+                      (r->parent != NULL ||
+                       (computes && s->root_work >= cdn_engine.background_min));
     bool entered = (s->wakes || r->parent != NULL || held) && !background &&
                    cdn_progress_start_begin(computes);
     int rc = start_instance(r, background);

@@ -724,9 +724,9 @@ void cdn_progress_start_end(bool entered, bool held)
         if (cdn_sent_report)
             atomic_fetch_add_explicit(&cdn_engine.held, 1, memory_order_relaxed);
         leave(true);  /* the count lingers for the wait expected next */
-    }
-    else
+    } else {
         cdn_progress_app_leave();  /* wakes the thread for what is left (cdn_progress_quiet) */
+    }
 }
 
 void cdn_progress_quiet(int delta)

@@ -171,6 +171,20 @@ static void linger_slept(struct linger_look *l, bool aside)
         atomic_store_explicit(&cdn_engine.linger_on, false, memory_order_relaxed);
 }
 
+/* About to sleep with no timeout: mark the thread deep, then look at
+ * lingering (both seq_cst, pairing with a leaving poller's look at
+ * thread_deep, cdn_progress_leave_short): either that poller sees us deep
+ * and ends its linger itself, or we see the linger -- then it needs our
+ * timed look, and we are not deep after all (true). */
+static bool deep_unless_lingering(void)
+{
+    atomic_store_explicit(&cdn_engine.thread_deep, true, memory_order_seq_cst);
+    if (!atomic_load_explicit(&cdn_engine.lingering, memory_order_seq_cst))
+        return false;
+    atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
+    return true;
+}
+
 static long linger_longer(long ns)
 {
     return ns < LINGER_MAX_NS ? ns * 2 : LINGER_MAX_NS;
@@ -232,16 +246,8 @@ static void *progress_main(void *arg)
                 /* No timeout without lingering: the last poller wakes us if
                  * need be.  Lingering, a poller's leaving may begin a
                  * linger that only a look of ours ends. */
-                bool timed = atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed);
-                if (!timed) {
-                    /* as before the deep sleep below: a linger begun
-                     * after this look sees us untimed and ends itself */
-                    atomic_store_explicit(&cdn_engine.thread_deep, true, memory_order_seq_cst);
-                    timed = atomic_load_explicit(&cdn_engine.lingering, memory_order_seq_cst);
-                    if (timed)
-                        atomic_store_explicit(&cdn_engine.thread_deep, false,
-                                              memory_order_relaxed);
-                }
+                bool timed = atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) ||
+                             deep_unless_lingering();
                 cdn_progress_stand_aside(timed ? look.next_ns : -1);
                 atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
                 linger_slept(&look, true);
@@ -300,11 +306,7 @@ static void *progress_main(void *arg)
         if (!worked || nap_ns == 0 ||
             !atomic_load_explicit(&cdn_p2p_app_inside, memory_order_relaxed) ||
             !cdn_progress_nap(nap_ns)) {
-            /* seq_cst store, then the look at lingering: pairs with a
-             * leaving poller's (cdn_progress_leave_short) */
-            atomic_store_explicit(&cdn_engine.thread_deep, true, memory_order_seq_cst);
-            if (atomic_load_explicit(&cdn_engine.lingering, memory_order_seq_cst)) {
-                atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
+            if (deep_unless_lingering()) {
                 linger_sleep(&look);
             } else {
                 look.next_ns = cdn_engine.linger_ns;

@@ -1093,9 +1093,15 @@ int cdn_sched_start(struct cdn_request *r)
      * allreduce).  One that hands work over leaves the thread's wake-up to
      * the start timer (cdn_progress_defer): woken as the call returns, the
      * thread would take the processor before the application's computation
-     * starts instead of during it.  Steps of rendezvous size may need the
-     * progress thread while the application computes, so the start ends a
-     * linger (engine.h): as a poller it takes the linger's place. */
+     * starts instead of during it; only a schedule with a copy or
+     * reduction that large ready at its start hands over (root_work): one
+     * that starts with messages is woken for by its peers' answers.  Steps
+     * of rendezvous size may need the progress thread while the
+     * application computes, so the start ends a linger (engine.h): as a
+     * poller it takes the linger's place.  If the application has been
+     * waiting at once after such starts (cdn_progress_computes_next) the
+     * start is held instead: it runs here whatever its size and its count
+     * lingers for the wait (cdn_progress_start_end). */
     struct cdn_sched *s = sched_of(r);
     bool carried = r->parent == NULL && !cdn_progress_comes_eagerly(s->bytes);
     bool computes = carried && cdn_progress_computes_next();

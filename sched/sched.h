@@ -116,13 +116,16 @@ bool cdn_sched_reusable(struct cdn_request *r);
  * a schedule kept for an identical later call takes that call's tags. */
 void cdn_sched_retag(struct cdn_request *r, int base_tag);
 /* Start an instance (what MPI_Start does for a persistent schedule).  One
- * whose largest step moves at least CADENCE_PROGRESS_BACKGROUND_MIN bytes
- * has its first receives, copies and reductions handed to the progress
- * thread, so the call returns at once and the schedule advances while the
- * application computes; a smaller one (or any without a progress thread)
- * runs them in the calling thread, as a poller when it may want
- * something (cdn_progress_start_begin): it wakes the thread only for what
- * it could not take itself. */
+ * whose largest step moves at least CADENCE_PROGRESS_BACKGROUND_MIN bytes,
+ * with a copy or reduction that large ready at its start, has its first
+ * receives, copies and reductions handed to the progress thread -- when
+ * the application computes after such starts -- so the call returns at
+ * once and the schedule advances while the application computes; a
+ * smaller one, one that starts with messages, one the application waits
+ * for at once (held: docs/progress.md, "Held starts"), or any without a
+ * progress thread runs them in the calling thread, as a poller when it
+ * may want something (cdn_progress_start_begin): it wakes the thread only
+ * for what it could not take itself. */
 int cdn_sched_start(struct cdn_request *r);
 /* May a wait for r poll a moment before it counts as a poller
  * (cdn_request_wait_late)?  r is a schedule of the engine's own, not a

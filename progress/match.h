@@ -38,6 +38,7 @@ struct cdn_msg {
                                  * the channel from peer; self path: sreq's address (0 for
                                  * an eager message, whose send is complete) */
     void *data;                 /* eager: the payload (h.bytes bytes) */
+    bool pooled;                /* msg and data are one block of the copy pool (match.c) */
     unsigned char inline_data[192];
 };
 

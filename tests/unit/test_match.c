@@ -2,6 +2,7 @@
  * Unit tests of progress/match.c and progress/request.c: matching order and
  * wildcards (oldest match wins on both queues), taking receives and
  * messages back out, probes, context creation on first use; the request
+ * copy pool (unexpected payloads up to 16 KiB in reused blocks); the request
  * pool (handles kept across reuse, stale handles refused), the completion
  * counter (the hook runs once, before completion is visible; parents hear
  * from every child), and events delivered from many threads at once;
@@ -97,6 +98,50 @@ START_TEST(test_unexpected_in_arrival_order_with_payload)
     }
     ck_assert(!cdn_match_probe(m, MPI_ANY_SOURCE, MPI_ANY_TAG, false, &h, &taken));
     cdn_request_release(r);
+}
+END_TEST
+
+/* Unexpected copies of 193 B .. 16 KiB come from the copy pool (one block,
+ * the payload 64-byte aligned) and a freed block is the next one used;
+ * smaller ones sit inline, larger ones are malloc'd; the data is right in
+ * each, in arrival order. */
+START_TEST(test_unexpected_copy_pool)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(104);
+    bool failed;
+    static char src[20000];
+    static const int sizes[] = {4, 192, 193, 4096, 16384, 16385};
+    static const bool pooled[] = {false, false, true, true, true, false};
+    enum { N = sizeof sizes / sizeof *sizes };
+    void *blocks[N], *before[N];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            struct cdn_msg x = msg_of(0, 8, sizes[i]);
+            memset(src, 'A' + i + round, sizeof src);
+            ck_assert_ptr_null(cdn_match_arrive(m, &x, src, &failed));
+            ck_assert(!failed);
+        }
+        struct cdn_request *r = recv_req(0, 8);
+        for (int i = 0; i < N; i++) {
+            struct cdn_msg *got = cdn_match_post(m, r);
+            ck_assert_ptr_nonnull(got);
+            ck_assert_int_eq((int)got->h.bytes, sizes[i]);
+            ck_assert_int_eq(got->pooled, pooled[i]);
+            if (pooled[i]) {
+                ck_assert_int_eq((uintptr_t)got->data % 64, 0);
+                if (round == 1)  /* the blocks freed last round, last freed first */
+                    ck_assert_ptr_eq(got, before[6 - i]);
+            }
+            blocks[i] = got;
+            for (int k = 0; k < sizes[i]; k++)
+                ck_assert_int_eq(((char *)got->data)[k], 'A' + i + round);
+        }
+        for (int i = 0; i < N; i++) {
+            before[i] = blocks[i];
+            cdn_msg_free(blocks[i]);
+        }
+        cdn_request_release(r);
+    }
 }
 END_TEST
 
@@ -379,6 +424,7 @@ static Suite *match_suite(void)
     TCase *tc = tcase_create("queues");
     tcase_add_test(tc, test_posted_oldest_match_wins);
     tcase_add_test(tc, test_unexpected_in_arrival_order_with_payload);
+    tcase_add_test(tc, test_unexpected_copy_pool);
     tcase_add_test(tc, test_unpost_and_unsend);
     tcase_add_test(tc, test_unsend_reused_cookie);
     suite_add_tcase(s, tc);

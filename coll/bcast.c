@@ -123,8 +123,11 @@ int cdn_coll_bcast_direct(const char *fn, struct cdn_comm *c, void *buf, MPI_Cou
         struct cdn_coll_msg from = {buf, count, dt, parent};
         rc = cdn_coll_exchange(c, tag, &from, 1, NULL, 0);
     }
+    /* the children get what came even when it was the wrong size (the
+     * counts differ): they wait for it, and report their own error */
     struct cdn_coll_msg to[32];
     for (int i = 0; i < n; i++)
         to[i] = (struct cdn_coll_msg){buf, count, dt, children[i]};
-    return rc != MPI_SUCCESS || n == 0 ? rc : cdn_coll_exchange(c, tag, NULL, 0, to, n);
+    int sent = n == 0 ? MPI_SUCCESS : cdn_coll_exchange(c, tag, NULL, 0, to, n);
+    return rc != MPI_SUCCESS ? rc : sent;
 }

@@ -165,7 +165,7 @@ int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *re
         else
             cdn_request_wait(rq[i]);
         if (rc == MPI_SUCCESS)
-            rc = rq[i]->status.MPI_ERROR;
+            rc = i < posted ? cdn_p2p_recv_exact(rq[i]) : rq[i]->status.MPI_ERROR;
         cdn_request_release(rq[i]);
     }
     if (!late)
@@ -178,7 +178,10 @@ struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent)
     struct coll_state *st = state_of(comm);
     if (st == NULL)
         return NULL;
-    return cdn_sched_new(comm, next_tag(st), persistent);
+    struct cdn_sched *s = cdn_sched_new(comm, next_tag(st), persistent);
+    if (s != NULL)
+        cdn_sched_exact(s);
+    return s;
 }
 
 MPI_Count cdn_coll_keep_max(void)

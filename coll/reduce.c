@@ -373,7 +373,11 @@ int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sb
     _Alignas(64) unsigned char tmp[CDN_ALLREDUCE_DIRECT_MAX];
     if (sbuf != MPI_IN_PLACE)
         cdn_copy(rbuf, sbuf, bytes);
-    int p = c->size, r = c->rank, pof2, rem;
+    /* After an error (a message of the wrong size: the ranks' counts
+     * differ) every exchange still takes place, so that no peer waits for
+     * a message that never comes; the data is not combined any more, and
+     * the first error is returned. */
+    int p = c->size, r = c->rank, pof2, rem, got;
     int newrank = rd_layout(p, r, &pof2, &rem);
     if (r < 2 * rem) {
         if (r % 2 == 0) {
@@ -384,12 +388,12 @@ int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sb
                 cdn_op_reduce(op, tmp, rbuf, count, dt);  /* x[r-1] op x[r] */
         }
     }
-    for (int mask = 1, step = 1; rc == MPI_SUCCESS && newrank >= 0 && mask < pof2;
-         mask <<= 1, step++) {
+    for (int mask = 1, step = 1; newrank >= 0 && mask < pof2; mask <<= 1, step++) {
         int peer = rd_peer(newrank, mask, rem);
-        rc = exchange(c, rbuf, tmp, count, dt, peer, base + step, true);
+        got = exchange(c, rbuf, tmp, count, dt, peer, base + step, true);
+        rc = rc != MPI_SUCCESS ? rc : got;
         if (rc != MPI_SUCCESS)
-            break;
+            continue;
         if (op->commute || peer < r) {
             cdn_op_reduce(op, tmp, rbuf, count, dt);  /* lower range first */
         } else {
@@ -397,8 +401,10 @@ int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sb
             cdn_copy(rbuf, tmp, bytes);
         }
     }
-    if (rc == MPI_SUCCESS && r < 2 * rem)
-        rc = r % 2 ? exchange(c, rbuf, NULL, count, dt, r - 1, base + 100, true)
-                   : exchange(c, NULL, rbuf, count, dt, r + 1, base + 100, false);
+    if (r < 2 * rem) {
+        got = r % 2 ? exchange(c, rbuf, NULL, count, dt, r - 1, base + 100, true)
+                    : exchange(c, NULL, rbuf, count, dt, r + 1, base + 100, false);
+        rc = rc != MPI_SUCCESS ? rc : got;
+    }
     return rc;
 }

@@ -466,6 +466,18 @@ int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, i
                      false, out);
 }
 
+int cdn_p2p_recv_exact(const struct cdn_request *rreq)
+{
+    const MPI_Status *st = &rreq->status;
+    MPI_Count got = cdn_status_bytes(st), want = rreq->u.p2p.bytes;
+    if (st->MPI_ERROR != MPI_SUCCESS || got >= want ||
+        (st->count_hi_and_cancelled & CDN_STATUS_CANCELLED_BIT))
+        return st->MPI_ERROR;
+    return cdn_err(MPI_ERR_COUNT, "collective: %lld bytes arrived from rank %d where %lld were "
+                   "expected; the ranks' counts or datatypes do not match",
+                   (long long)got, st->MPI_SOURCE, (long long)want);
+}
+
 /* cdn_p2p_recv_data, inline in deliver (every eager message). */
 static inline void recv_data(struct cdn_request *rreq, uint64_t offset, const void *data,
                              size_t len)

@@ -75,6 +75,15 @@ bool cdn_p2p_send_now_of(const struct cdn_request *sreq);
 int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out);
+/* A collective's receive rreq completed: its status's error, or, when it
+ * succeeded with fewer bytes than its buffer holds, MPI_ERR_COUNT naming
+ * both sizes.  Every receive of a collective is sized from the call's
+ * arguments, so a short message means the ranks' counts or datatypes do
+ * not match; taking it silently could leave another rank waiting for a
+ * message that never comes (a broadcast whose ranks chose different
+ * algorithms from their different counts).  A longer message already
+ * failed with MPI_ERR_TRUNCATE. */
+int cdn_p2p_recv_exact(const struct cdn_request *rreq);
 /* MPI_Isendrecv and, with replace, MPI_Isendrecv_replace (the receive
  * lands in a staging buffer copied over sendbuf at completion; recvbuf,
  * recvcount and recvtype are then ignored). */

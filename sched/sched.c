@@ -119,6 +119,7 @@ struct cdn_sched {
     bool wakes;                       /* starting it may ask for the progress thread: it has
                                        * urgent receives, nested requests or wanted sends */
     bool wanting;                     /* this instance holds a CDN_WANT_DONE */
+    bool exact;                       /* a short receive is an error (cdn_sched_exact) */
 };
 
 static struct cdn_sched *sched_of(struct cdn_request *r)
@@ -151,7 +152,8 @@ static void sched_child_done(struct cdn_request *r, int i)
     struct cdn_sched *s = sched_of(r);
     const struct node *nd = &s->nodes[i];
     bool seen = nd->kind == N_REQUEST;
-    record_error(s, nd->child->status.MPI_ERROR);
+    record_error(s, nd->kind == N_RECV && s->exact ? cdn_p2p_recv_exact(nd->child)
+                                                   : nd->child->status.MPI_ERROR);
     node_done(s, i);  /* (the schedule may be gone after it) */
     if (seen)
         cdn_progress_signal();
@@ -315,6 +317,11 @@ static int set_message(struct cdn_sched *s, int id, MPI_Count bytes, int peer)
         s->nodes[id].peer = peer;
     }
     return id;
+}
+
+void cdn_sched_exact(struct cdn_sched *s)
+{
+    s->exact = true;
 }
 
 int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,

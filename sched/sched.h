@@ -54,6 +54,10 @@ struct cdn_sched;
  * request is started by MPI_Start (else by cdn_sched_start once). */
 struct cdn_sched *cdn_sched_new(struct cdn_comm *comm, int base_tag, bool persistent);
 
+/* Every receive of s must fill its buffer (cdn_p2p_recv_exact): a
+ * collective's schedule (coll/coll.c), not a user's. */
+void cdn_sched_exact(struct cdn_sched *s);
+
 int cdn_sched_send(struct cdn_sched *s, const void *buf, MPI_Count count,
                    struct cdn_datatype *dt, int peer, int sub);
 int cdn_sched_recv(struct cdn_sched *s, void *buf, MPI_Count count, struct cdn_datatype *dt,

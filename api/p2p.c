@@ -161,9 +161,21 @@ CDN_ALWAYS_INLINE int send_body(const char *fn, const void *buf, MPI_Count count
      * leaving cost four read-modify-writes, one on the doorbell the peer
      * reads, and a look at every ring. */
     atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
-    if (request == NULL && mode == CDN_SEND_STANDARD &&
+    if (!persistent && mode == CDN_SEND_STANDARD &&
         cdn_p2p_send_now(buf, count, a.dt, dest, tag, a.comm)) {
         atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
+        if (request == NULL)
+            return MPI_SUCCESS;
+        /* MPI_Isend whose message went at once (eager, nothing queued
+         * before it): the send is complete, and its request is a completed
+         * one the engine never sees (cdn_p2p_sent_request) -- no transfer
+         * state, no completion event, no reference on the communicator.
+         * A window of small MPI_Isend took 521 instructions per message
+         * through the request path, of which 250 were that path's. */
+        struct cdn_request *done = cdn_p2p_sent_request();
+        if (done == NULL)
+            return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
+        *request = cdn_request_publish(done);
         return MPI_SUCCESS;
     }
     rc = cdn_p2p_send(buf, count, a.dt, dest, tag, a.comm, mode, persistent, &r);

@@ -52,6 +52,13 @@ static void p2p_free(struct cdn_request *r)
         cdn_msg_free(p->msg);
 }
 
+struct cdn_request *cdn_p2p_sent_request(void)
+{
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&cdn_sent_at_call, 1, memory_order_relaxed);
+    return cdn_request_alloc_bare(CDN_REQ_DONE, &done_ops, NULL);  /* cc 0, status empty */
+}
+
 struct cdn_request *cdn_p2p_done_request(struct cdn_comm *comm, int source)
 {
     struct cdn_request *r = cdn_request_alloc(CDN_REQ_DONE, &done_ops, comm);

@@ -101,6 +101,10 @@ int cdn_p2p_mrecv(void *buf, MPI_Count count, struct cdn_datatype *dt, struct cd
                   struct cdn_request **out);
 /* A request born complete (MPI_PROC_NULL, MPI_MESSAGE_NO_PROC). */
 struct cdn_request *cdn_p2p_done_request(struct cdn_comm *comm, int source);
+/* The request of a standard send whose message left at once
+ * (cdn_p2p_send_now): complete, with an empty status and no communicator;
+ * NULL when out of memory. */
+struct cdn_request *cdn_p2p_sent_request(void);
 
 /* Buffered sends (progress/bsend.c).  A buffer is attached to a slot: a
  * communicator's or a session's bsend field, or NULL for the process's

@@ -9,6 +9,7 @@
 #include "transport/transport.h"
 
 atomic_ulong cdn_sent_count[CDN_MAX_TRANSPORTS + 1];
+atomic_ulong cdn_sent_at_call;
 bool cdn_sent_report;
 
 void cdn_sent_init(void)
@@ -16,6 +17,7 @@ void cdn_sent_init(void)
     cdn_sent_report = cdn_progress_param_long("CADENCE_TRANSPORT_REPORT", 0, 0, 1) != 0;
     for (int i = 0; i <= CDN_MAX_TRANSPORTS; i++)
         atomic_store_explicit(&cdn_sent_count[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&cdn_sent_at_call, 0, memory_order_relaxed);
 }
 
 void cdn_sent_print(void)
@@ -40,4 +42,6 @@ void cdn_sent_print(void)
             atomic_load(&cdn_engine.linger_ends[CDN_LINGER_STARTED]),
             atomic_load(&cdn_engine.linger_ends[CDN_LINGER_OTHER]),
             atomic_load(&cdn_engine.held));
+    fprintf(stderr, "cadence: rank %d: immediate sends complete at the call %lu\n",
+            cdn_rt.world_rank, atomic_load(&cdn_sent_at_call));
 }

@@ -20,6 +20,9 @@
 
 /* Slot i: cdn_engine.transports[i]; slot CDN_MAX_TRANSPORTS: to this process. */
 extern atomic_ulong cdn_sent_count[CDN_MAX_TRANSPORTS + 1];
+/* MPI_Isend calls complete at the call (cdn_p2p_sent_request), counted
+ * with the report on; printed on a line of its own. */
+extern atomic_ulong cdn_sent_at_call;
 extern bool cdn_sent_report;
 
 /* Read CADENCE_TRANSPORT_REPORT and zero the counts (MPI_Init). */

@@ -104,8 +104,9 @@ struct cdn_engine {
      * ring nobody while the application is between calls.  linger_ns is
      * the progress thread's look interval then (0: off); lingering is 1
      * while the count holds it; exits counts the short waits that began
-     * or extended one. */
-    long linger_ns;
+     * or extended one.  Atomic (its loads are plain moves on x86): the
+     * thread reads it while MPI_Finalize turns it off. */
+    atomic_long linger_ns;
     atomic_int lingering;
     atomic_uint exits;
     atomic_bool thread_deep;      /* the progress thread sleeps with no timeout */

@@ -67,6 +67,7 @@ static void *pairs(void *arg)
 
 static int seen[THREADS][WILD];
 static int sent_count[THREADS];  /* rank 1: from the end messages */
+static int end_counts[THREADS][THREADS];  /* ... as each receiving thread got them */
 
 static void *wild_send(void *arg)
 {
@@ -89,7 +90,7 @@ static void *wild_recv(void *arg)
         MPI_Status st;
         MPI_Recv(in, THREADS, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG == TAG_END) {
-            memcpy(sent_count, in, sizeof sent_count);  /* every end message says the same */
+            memcpy(end_counts[t], in, sizeof end_counts[t]);  /* each thread its own copy */
             break;
         }
         if (in[0] < 0 || in[0] >= THREADS || in[1] < 0 || in[1] >= WILD ||
@@ -138,6 +139,11 @@ int main(int argc, char **argv)
         for (int t = 0; t < THREADS; t++)
             MPI_Send(done, THREADS, MPI_INT, peer, TAG_END, MPI_COMM_WORLD);
     } else {
+        /* every end message says the same: a thread whose copy differs is
+         * counted as malformed */
+        memcpy(sent_count, end_counts[0], sizeof sent_count);
+        for (int t = 1; t < THREADS; t++)
+            bad += memcmp(end_counts[t], sent_count, sizeof sent_count) != 0;
         int lost = 0, dup = 0, extra = 0, sent = 0, received = 0;
         for (int t = 0; t < THREADS; t++) {
             bad += errors[t];

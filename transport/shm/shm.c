@@ -753,7 +753,7 @@ static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_pe
                               atomic_load_explicit(&p->cons.posted_taken, memory_order_relaxed) + 1,
                               memory_order_relaxed);
     if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_CANCELLED ||
-        c->type == C_PUSHED)
+        c->type == C_PUSH || c->type == C_PUSHED)
         SHM_HB_ACQUIRE(c->a);
     else if (c->type == C_DATA)
         SHM_HB_ACQUIRE(c->b);

@@ -1,7 +1,7 @@
 /*
  * Happens-before across processes, told to ThreadSanitizer.  A request's
  * address travels to a peer and comes back in a control cell (FIN, ACK,
- * CTS, DATA); the order is real, but it passes through another process's
+ * CTS, DATA, PUSH); the order is real, but it passes through another process's
  * memory writes, which TSan cannot see.  Release when the address leaves,
  * acquire when it comes back.  No code outside TSan builds.
  */

@@ -188,21 +188,22 @@ static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
     struct cdn_msg *msg = pooled ? pool_get() : malloc(sizeof *msg);
     if (msg == NULL)
         return NULL;
-    void *data = pooled ? msg->data : NULL;
-    memcpy(msg, tmpl, offsetof(struct cdn_msg, data));  /* the template's data is not set */
+    /* up to data: data and pooled are the block's (pool_get set them) */
+    memcpy(msg, tmpl, offsetof(struct cdn_msg, data));
     msg->next = msg->prev = NULL;
-    msg->data = data;
-    msg->pooled = pooled;
-    if (pooled) {
-        cdn_copy(msg->data, payload, n);
-    } else if (payload != NULL) {
-        msg->data = n <= sizeof msg->inline_data ? msg->inline_data : malloc(n);
-        if (msg->data == NULL) {
-            free(msg);
-            return NULL;
+    if (!pooled) {
+        msg->pooled = false;
+        msg->data = NULL;
+        if (payload != NULL) {
+            msg->data = n <= sizeof msg->inline_data ? msg->inline_data : malloc(n);
+            if (msg->data == NULL) {
+                free(msg);
+                return NULL;
+            }
         }
-        cdn_copy(msg->data, payload, n);
     }
+    if (payload != NULL)
+        cdn_copy(msg->data, payload, n);
     return msg;
 }
 

@@ -15,7 +15,9 @@
  * that sees the mismatch ends the job (mpirun reports it), the others may
  * be left waiting until then.  With "return" the world gets
  * MPI_ERRORS_RETURN and every rank prints the class its call returned
- * (only for cases where no rank waits for a message that never comes).
+ * (only for cases where no rank waits for a message that never comes),
+ * and, in a broadcast, whether a rank whose count is the root's got the
+ * root's bytes ("data ok"; "-": not checked).
  * The meson tests check the exit status and the output.
  */
 #include <mpi.h>
@@ -27,6 +29,7 @@
 int main(int argc, char **argv)
 {
     int rank, rc, cls;
+    const char *data = "-";  /* a rank whose count is the root's: its data checked */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char *mode = argc > 1 ? argv[1] : "";
@@ -48,6 +51,12 @@ int main(int argc, char **argv)
         } else {
             rc = MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
         }
+        if (rank != 1 && rc == MPI_SUCCESS) {
+            data = "ok";
+            for (long i = 0; i < root; i++)
+                if (buf[i] != 7)
+                    data = "wrong";
+        }
         free(buf);
     } else if (strcmp(mode, "allreduce") == 0) {
         int in[4] = {1, 2, 3, 4}, out[4];
@@ -58,7 +67,7 @@ int main(int argc, char **argv)
         return 2;
     }
     MPI_Error_class(rc, &cls);
-    printf("rank %d: class %d\n", rank, cls);
+    printf("rank %d: class %d, data %s\n", rank, cls, data);
     fflush(stdout);
     MPI_Finalize();
     return 0;

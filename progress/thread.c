@@ -131,7 +131,9 @@ enum { INSIDE_NAPS = 4 };
  * where peers seldom ring in the gaps (a ping-pong, even on a loaded
  * machine), the looks would cost wake-ups for nothing. */
 enum { LINGER_MAX_NS = 1000000, LINGER_RINGS = 4, LINGER_RINGS_NS = 5000000,
-       LINGER_MODE_NS = 100000000 };
+       LINGER_MODE_NS = 100000000, LINGER_WAITS_NS = 10000000 };
+/* LINGER_WAITS_NS: standing aside, the look while the application waits at
+ * once after its starts (progress_main). */
 
 struct linger_look {
     long next_ns;          /* the interval of the next look */
@@ -246,10 +248,20 @@ static void *progress_main(void *arg)
             if (cdn_engine.quiet_poll) {
                 /* No timeout without lingering: the last poller wakes us if
                  * need be.  Lingering, a poller's leaving may begin a
-                 * linger that only a look of ours ends. */
+                 * linger that only a look of ours ends.  While the
+                 * application waits at once after its starts (the overlap
+                 * score), that look comes LINGER_WAITS_NS later: each
+                 * look is a timer interrupt and two context switches on
+                 * the waiting application's core, 20-70 us of its time
+                 * here, and a loop of 100 nonblocking collectives and
+                 * waits took one at 100, 200, 400 and 800 us
+                 * (docs/progress.md, "The looks while the application
+                 * polls"). */
                 bool timed = atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) ||
                              deep_unless_lingering();
-                cdn_progress_stand_aside(timed ? look.next_ns : -1);
+                cdn_progress_stand_aside(!timed ? -1
+                                         : cdn_progress_computes_next() ? look.next_ns
+                                                                        : LINGER_WAITS_NS);
                 atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
                 linger_slept(&look, true);
                 look.next_ns = linger_longer(look.next_ns);

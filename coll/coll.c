@@ -144,7 +144,13 @@ int cdn_coll_exchange(struct cdn_comm *c, int tag, const struct cdn_coll_msg *re
         rc = cdn_p2p_recv_internal(m->buf, m->count, m->dt, m->peer, tag, c, true, &rq[n]);
         if (rc == MPI_SUCCESS) {
             struct cdn_request *r = rq[n++];
+            /* waited, as MPI_Recv's (request.h): this call polls for
+             * it, and a thread asleep in MPI wants every message.  A
+             * posted want would cost every call two of the process's
+             * want edges, read-modify-writes on the doorbell line its
+             * peers read before each send. */
             r->u.p2p.urgent = false;
+            r->u.p2p.waited = true;
             rc = r->ops->start(r);
         }
     }

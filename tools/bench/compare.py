@@ -29,7 +29,9 @@ every MPI by up to 5x.
 makes (the table run unless benchmarks are named), or with --from FILE on
 a finished run's CSV without running anything; it lists every goal missed
 or not checked (an MPI or a benchmark missing: never counted as met) and
-exits 1 when one is missed, else 0.
+exits 1 when one is missed, else 0.  A missed goal is marked "within the
+launches' spread" when Cadence's most favourable repetition meets it
+against the reference's least favourable one; it still counts as missed.
 `--from FILE` alone (or `table --from FILE`) rewrites DIR/table.md from it.
 
 BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
@@ -461,6 +463,15 @@ class Results:
         s = self.stats.get((bench, mpi, size, stat))
         return s[0] if s else None
 
+    def extreme(self, bench, mpi, size, stat, favourable):
+        """The launch most (favourable) or least favourable to the MPI
+        among the repetitions: the lowest time or the highest rate."""
+        s = self.stats.get((bench, mpi, size, stat))
+        if not s:
+            return None
+        low = self.lower_better(bench, stat)
+        return s[1] if low == favourable else s[2]
+
     def lower_better(self, bench, stat):
         return self.units.get((bench, stat)) in LOWER_IS_BETTER
 
@@ -515,14 +526,48 @@ def evaluate(res, goal, bench, size):
         return "not checked", f"{where}: no {rname} result"
     unit = res.units[(bench, stat)]
     if op == "not_worse":
-        ok = v <= factor * r if unit in LOWER_IS_BETTER else v * factor >= r
         text = f"cadence {fmt(v)} {unit}, {rname} {fmt(r)}"
     else:
         limit = factor * r
-        ok = v <= limit if op == "le" else v >= limit
         text = f"cadence {fmt(v)} {unit}, goal {'<=' if op == 'le' else '>='} {fmt(limit)}" + \
             ("" if ref == "const" else f" ({factor:g} x {rname} {fmt(r)})")
-    return ("met" if ok else "missed"), f"{where}: {text}"
+    if holds(op, factor, unit, v, r):
+        return "met", f"{where}: {text}"
+    # Missed on the medians.  Would Cadence's most favourable launch meet
+    # it against the reference's least favourable one?  Then the gap is
+    # inside what launches of the same build spread by on this machine.
+    rmpi, rbench = ("cadence", rname) if ref.startswith("bench:") else (rname, bench)
+    best_v = res.extreme(bench, "cadence", size, stat, True)
+    worst_r = r if ref == "const" else res.extreme(rbench, rmpi, size, stat, False)
+    if best_v is not None and worst_r is not None and holds(op, factor, unit, best_v, worst_r):
+        text += SPREAD_NOTE
+    return "missed", f"{where}: {text}"
+
+
+# Marks a missed goal that the launches' spread covers (evaluate).
+SPREAD_NOTE = " (within the launches' spread)"
+
+
+def holds(op, factor, unit, v, r):
+    """Does Cadence's value v meet the goal against the reference r?"""
+    if op == "not_worse":
+        return v <= factor * r if unit in LOWER_IS_BETTER else v * factor >= r
+    return v <= factor * r if op == "le" else v >= factor * r
+
+
+def tally(verdicts):
+    """(met, missed texts, of them within the spread, not checked texts)."""
+    missed = [t for v, t in verdicts.values() if v == "missed"]
+    return (sum(1 for v, _ in verdicts.values() if v == "met"), missed,
+            sum(1 for t in missed if t.endswith(SPREAD_NOTE)),
+            [t for v, t in verdicts.values() if v == "not checked"])
+
+
+def goals_line(verdicts):
+    met, missed, within, unchecked = tally(verdicts)
+    return (f"{met} met, {len(missed)} missed ({within} of them within the launches' spread: "
+            f"Cadence's best launch meets the goal against the reference's worst), "
+            f"{len(unchecked)} not checked")
 
 
 def check(res):
@@ -535,14 +580,12 @@ def check(res):
 
 
 def report_check(verdicts):
-    missed = [t for v, t in verdicts.values() if v == "missed"]
-    unchecked = [t for v, t in verdicts.values() if v == "not checked"]
-    met = sum(1 for v, _ in verdicts.values() if v == "met")
+    _, missed, _, unchecked = tally(verdicts)
     for t in missed:
         print(f"MISSED       {t}")
     for t in unchecked:
         print(f"NOT CHECKED  {t}")
-    print(f"goals: {met} met, {len(missed)} missed, {len(unchecked)} not checked")
+    print(f"goals: {goals_line(verdicts)}")
     return 1 if missed else 0
 
 
@@ -628,10 +671,8 @@ def write_table(path, res, verdicts, failures, header):
     for (label, bench, size), (v, _) in verdicts.items():
         goals_at.setdefault((bench, size), []).append((label, v))
     lines = header[:]
-    nmet = sum(1 for v, _ in verdicts.values() if v == "met")
-    missed = [t for v, t in verdicts.values() if v == "missed"]
-    unchecked = [t for v, t in verdicts.values() if v == "not checked"]
-    lines += [f"Goals: {nmet} met, {len(missed)} missed, {len(unchecked)} not checked.", ""]
+    _, missed, _, unchecked = tally(verdicts)
+    lines += [f"Goals: {goals_line(verdicts)}.", ""]
     thead = ["| benchmark | " + " | ".join(cols) + " | Cadence / better | goal | met |",
              "|---|" + "---|" * (len(cols) + 3)]
     names = {(b, st): n for b in res.benches for n, st in table_rows(res, b)}

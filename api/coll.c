@@ -195,12 +195,17 @@ struct arrays {
     struct cdn_datatype **types[2];
 };
 
-static void arrays_free(struct arrays *a)
+/* Inline and with the NULL tests here: most calls have no arrays, and six
+ * calls of free(NULL) were 70 instructions of an 8-byte MPI_Allreduce. */
+static inline void arrays_free(struct arrays *a)
 {
     for (int i = 0; i < 2; i++) {
-        free(a->counts[i]);
-        free(a->displs[i]);
-        free(a->types[i]);
+        if (a->counts[i] != NULL)
+            free(a->counts[i]);
+        if (a->displs[i] != NULL)
+            free(a->displs[i]);
+        if (a->types[i] != NULL)
+            free(a->types[i]);
     }
 }
 

@@ -156,6 +156,18 @@ int main(int argc, char **argv)
           "MPI_OP_NULL refused");
     CHECK(err_class(MPI_Allreduce(iin, iio, 1, MPI_FLOAT, MPI_LXOR, MPI_COMM_WORLD)) ==
               MPI_ERR_OP, "Allreduce LXOR on FLOAT refused");
+    /* the library remembers the last valid builtin pair (runtime/op.c):
+     * a refusal right after it, of the same type or the same op, still
+     * refuses, and the pair is still accepted after a refusal */
+    float fa = 1, fb = 2;
+    CHECK(MPI_Reduce_local(&fa, &fb, 1, MPI_FLOAT, MPI_SUM) == MPI_SUCCESS && fb == 3,
+          "SUM on FLOAT");
+    CHECK(err_class(MPI_Reduce_local(&fa, &fb, 1, MPI_FLOAT, MPI_BOR)) == MPI_ERR_OP,
+          "BOR on FLOAT refused after SUM on FLOAT");
+    CHECK(err_class(MPI_Reduce_local(bin, bio, 1, MPI_C_BOOL, MPI_SUM)) == MPI_ERR_OP,
+          "SUM on C_BOOL refused after SUM on FLOAT");
+    CHECK(MPI_Reduce_local(&fa, &fb, 1, MPI_FLOAT, MPI_SUM) == MPI_SUCCESS && fb == 4,
+          "SUM on FLOAT again");
     MPI_Op predefined = MPI_SUM;
     CHECK(err_class(MPI_Op_free(&predefined)) == MPI_ERR_OP, "freeing MPI_SUM refused");
 

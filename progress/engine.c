@@ -288,7 +288,25 @@ static void drain_timer(void)
     atomic_store_explicit(&cdn_engine.timer_set, false, memory_order_seq_cst);
 }
 
-/* Arm (on: CADENCE_PROGRESS_START_DELAY_US away) or disarm the start
+/* How far away the start timer is armed: CADENCE_PROGRESS_START_DELAY_US,
+ * or twice what arming it took lately (at most 1 ms) if that is more.  On
+ * a virtual machine the arming call is a hypervisor exit, and on this one
+ * it costs more the more memory was touched since the last: 7 us after
+ * nothing, 30-38 us after 4 MiB or more, as after a 1 MiB collective's
+ * copies (tools/bench/wakecost, timer-arm-cold).  A timer that fires inside
+ * its own arming call wakes the thread there, which naps until the
+ * application is out (cdn_progress_let_app_out) on another timer: the
+ * start of a 1 MiB MPI_Ialltoall took 65 us instead of 30 (docs/progress.md,
+ * "Background work"). */
+static long start_delay(void)
+{
+    long twice = 2 * atomic_load_explicit(&cdn_engine.arm_ns, memory_order_relaxed);
+    if (twice > 1000000)
+        twice = 1000000;  /* an arming call preempted once is not the machine's cost */
+    return twice > cdn_engine.start_delay_ns ? twice : cdn_engine.start_delay_ns;
+}
+
+/* Arm (on: start_delay() away) or disarm the start
  * timer unless it already is so.  timer_set is true only while the timer
  * is armed or its expiration is unread; it may be false while armed (the
  * thread's drain cleared it), which costs at most an extra arming.  So it
@@ -302,14 +320,21 @@ static void start_timer(bool on)
     pthread_mutex_lock(&cdn_engine.timer_lock);
     if (atomic_load_explicit(&cdn_engine.timer_set, memory_order_relaxed) != on) {
         struct itimerspec its = {{0, 0}, {0, 0}};
+        uint64_t t0 = 0;
         if (on) {
-            its.it_value = (struct timespec){cdn_engine.start_delay_ns / 1000000000L,
-                                             cdn_engine.start_delay_ns % 1000000000L};
+            long delay = start_delay();
+            its.it_value = (struct timespec){delay / 1000000000L, delay % 1000000000L};
             atomic_store_explicit(&cdn_engine.timer_set, true, memory_order_seq_cst);
+            t0 = cdn_progress_now_ns();
         }
         timerfd_settime(cdn_engine.timer_fd, 0, &its, NULL);
-        if (!on)
+        if (on) {
+            long was = atomic_load_explicit(&cdn_engine.arm_ns, memory_order_relaxed);
+            long took = (long)(cdn_progress_now_ns() - t0);
+            atomic_store_explicit(&cdn_engine.arm_ns, was + (took - was) / 4, memory_order_relaxed);
+        } else {
             atomic_store_explicit(&cdn_engine.timer_set, false, memory_order_seq_cst);
+        }
     }
     pthread_mutex_unlock(&cdn_engine.timer_lock);
 }
@@ -385,7 +410,7 @@ static void park_wait(long timeout_ns)
 void cdn_progress_let_app_out(void)
 {
     while (atomic_load_explicit(&cdn_engine.app_arming, memory_order_acquire) > 0)
-        park_wait(cdn_engine.start_delay_ns);
+        park_wait(start_delay());
 }
 
 void cdn_progress_defer(struct cdn_work *w)

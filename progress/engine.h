@@ -89,6 +89,7 @@ struct cdn_engine {
     int park_fd;                  /* eventfd: ends the park */
     int timer_fd;                 /* timerfd: wakes the thread a moment later */
     long start_delay_ns;          /* CADENCE_PROGRESS_START_DELAY_US */
+    atomic_long arm_ns;           /* what arming timer_fd took lately (start_timer) */
     atomic_bool timer_set;        /* timer_fd is armed and has not woken the thread yet */
     pthread_mutex_t timer_lock;   /* arming or disarming timer_fd with timer_set */
     atomic_int app_arming;        /* application threads inside the call arming it */

@@ -14,6 +14,11 @@
  *   timer-disarm      timerfd_settime disarming that timer
  *   timer-arm-5ms     the same for 5 ms away (past the next tick: the
  *                     hardware timer is not reprogrammed)
+ *   timer-arm-cold    arming a timer 1 ms away (it does not fire inside the
+ *                     call; the hardware timer is reprogrammed) right after
+ *                     reading 8 MiB, as a rank touches its buffers and rings
+ *                     in a 1 MiB collective: a virtual machine's exit costs
+ *                     more from a cold cache (timer-arm-10us is warm)
  *   timer-late-10us   how long after its expiry a thread sleeping in epoll
  *                     on a 10 us timer runs
  *   wake-same-cpu     eventfd write that wakes a thread sleeping in epoll
@@ -22,6 +27,7 @@
  *                     it, runs first)
  *   wake-other-cpu    the same with the sleeper on another processing unit
  *   wake-latency-other time from that write until the sleeper runs
+ *   wake-other-cold   wake-other-cpu right after reading 8 MiB
  * A computing thread is on the other processing unit during the wake tests
  * when --busy is given (the case of two ranks computing on two cores).
  * Waits for a sleeper on the caller's own processing unit yield to it.
@@ -41,6 +47,21 @@
 #include <unistd.h>
 
 #define TRIES 2000
+#define COLD_BYTES (8u << 20) /* what a cold measurement reads first */
+#define COLD_TRIES 300
+
+static volatile unsigned char *cold_buf;
+
+/* Read COLD_BYTES, one load per cache line: the caches then hold this
+ * buffer and not what the hypervisor's exit path had in them. */
+static void chill(void)
+{
+    unsigned sum = 0;
+    for (size_t i = 0; i < COLD_BYTES; i += 64)
+        sum += cold_buf[i];
+    if (sum == 1)
+        printf("#");
+}
 
 static double now_us(void)
 {
@@ -152,12 +173,15 @@ static void wakes(int me, int other, double *v)
     int efd = eventfd(0, EFD_NONBLOCK);
     struct sleeper s;
     pthread_t t;
-    const char *names[] = {"wake-same-cpu", "wake-other-cpu"};
-    for (int k = 0; k < 2; k++) {
+    const char *names[] = {"wake-same-cpu", "wake-other-cpu", "wake-other-cold"};
+    for (int k = 0; k < 3; k++) {
+        int tries = k == 2 ? COLD_TRIES : TRIES;
         sleeper_start(&s, &t, efd, k == 0 ? me : other);
         double *lat = malloc(TRIES * sizeof *lat);
-        for (int i = 0; i < TRIES; i++) {
+        for (int i = 0; i < tries; i++) {
             until_asleep(&s);
+            if (k == 2)
+                chill();
             atomic_store(&s.woke, 0);
             uint64_t one = 1;
             double t0 = now_us();
@@ -170,7 +194,7 @@ static void wakes(int me, int other, double *v)
                     sched_yield();  /* let it have our processing unit */
             lat[i] = atomic_load(&s.woke) - t0;
         }
-        report(names[k], v, TRIES);
+        report(names[k], v, tries);
         if (k == 1)
             report("wake-latency-other", lat, TRIES);
         free(lat);
@@ -187,6 +211,8 @@ int main(int argc, char **argv)
     int me = 0, other = ncpu > 1 ? 1 : 0;
     pin(me);
     double *v = malloc(TRIES * sizeof *v);
+    cold_buf = malloc(COLD_BYTES);
+    memset((void *)cold_buf, 1, COLD_BYTES);
 
     for (int i = 0; i < TRIES; i++) {
         double t0 = now_us();
@@ -218,6 +244,15 @@ int main(int argc, char **argv)
         spin_us(30);
     }
     report("timer-arm-5ms", v, TRIES);
+    for (int i = 0; i < COLD_TRIES; i++) {
+        struct itimerspec on = {.it_value = {0, 1000000}}, off = {{0, 0}, {0, 0}};
+        chill();
+        double t0 = now_us();
+        timerfd_settime(tfd, 0, &on, NULL);
+        v[i] = now_us() - t0;
+        timerfd_settime(tfd, 0, &off, NULL);
+    }
+    report("timer-arm-cold", v, COLD_TRIES);
 
     /* lateness: a sleeper on the timer, on this processing unit */
     struct sleeper s;
@@ -247,5 +282,6 @@ int main(int argc, char **argv)
     }
     free(v);
     free(d);
+    free((void *)cold_buf);
     return 0;
 }

@@ -25,6 +25,16 @@
  *                                    persistent: initialised once per size,
  *                                    then MPI_Start + MPI_Wait per iteration
  *                                    (MPI >= 4 only; no rows otherwise)
+ *   allreduce_forms, bcast_forms, alltoall_forms
+ *       the three forms in one launch, interleaved: rounds of a block of
+ *       iterations of each form (blocking, nonblocking + MPI_Wait,
+ *       persistent MPI_Start + MPI_Wait), the order rotating from round to
+ *       round, the same counts per form as above; rows blocking,
+ *       nonblocking and persistent: each form's mean over all ranks'
+ *       iterations (us).  Separate launches of this machine differ by
+ *       10-50% (the hypervisor's placement and copy speed change between
+ *       them), more than the forms differ; within one launch they see the
+ *       same machine.  MPI >= 4 only.
  *
  * Options and output: bench_common.h.
  */
@@ -36,7 +46,7 @@ static int rank, nprocs;
 static char *sbuf, *rbuf;
 
 enum op { ALLREDUCE, BCAST, ALLTOALL };
-enum kind { BLOCKING, NONBLOCKING, PERSISTENT };
+enum kind { BLOCKING, NONBLOCKING, PERSISTENT, FORMS };
 
 static const long default_sizes[] = {8, 64, 512, 4096, 16384, 65536, 262144, 1 << 20};
 enum { NDEFAULT = sizeof default_sizes / sizeof *default_sizes, MAXB = 1 << 20 };
@@ -181,6 +191,59 @@ static double iterations(enum op op, enum kind kind, long b, int iters, int skip
     return sum / iters;
 }
 
+#if MPI_VERSION >= 4
+/* The three forms of op, interleaved in one launch (the *_forms tests). */
+static void measure_forms(const char *name, enum op op)
+{
+    static const char *const form_names[] = {"blocking", "nonblocking", "persistent"};
+    const long *sizes;
+    int ns = sizes_of(default_sizes, NDEFAULT, &sizes);
+    for (int k = 0; k < ns; k++) {
+        long b = sizes[k] < MAXB ? sizes[k] : MAXB;
+        int iters, skip;
+        counts(b, 1000, 100, 100, 10, &iters, &skip);
+        int block = iters >= 500 ? 50 : 10, rounds = (iters + block - 1) / block;
+        MPI_Request preq;
+        persistent_init(op, b, &preq);
+        double sum[3] = {0, 0, 0};
+        long n[3] = {0, 0, 0};
+        MPI_Barrier(MPI_COMM_WORLD);
+        /* the warm-up: skip iterations of each form, untimed */
+        for (int r = -1; r < rounds; r++) {
+            for (int j = 0; j < 3; j++) {
+                int f = (r + 1 + j) % 3;
+                int count = r < 0 ? skip : block;
+                for (int i = 0; i < count; i++) {
+                    MPI_Request req;
+                    double t0 = MPI_Wtime();
+                    if (f == 0) {
+                        blocking(op, b);
+                    } else if (f == 1) {
+                        nonblocking(op, b, &req);
+                        MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    } else {
+                        MPI_Start(&preq);
+                        MPI_Wait(&preq, MPI_STATUS_IGNORE);
+                    }
+                    double dt = MPI_Wtime() - t0;
+                    if (r >= 0) {
+                        sum[f] += dt;
+                        n[f]++;
+                    }
+                    MPI_Barrier(MPI_COMM_WORLD);
+                }
+            }
+        }
+        MPI_Request_free(&preq);
+        for (int f = 0; f < 3; f++) {
+            double mean = sum_all(sum[f] / n[f]) / nprocs;
+            if (rank == 0)
+                printf("%s,%ld,%s,%.3f,us\n", name, b, form_names[f], mean * 1e6);
+        }
+    }
+}
+#endif
+
 static void measure(const char *name, enum op op, enum kind kind)
 {
     const long *sizes;
@@ -244,6 +307,9 @@ int main(int argc, char **argv)
         {"allreduce_init", ALLREDUCE, PERSISTENT},
         {"bcast_init", BCAST, PERSISTENT},
         {"alltoall_init", ALLTOALL, PERSISTENT},
+        {"allreduce_forms", ALLREDUCE, FORMS},
+        {"bcast_forms", BCAST, FORMS},
+        {"alltoall_forms", ALLTOALL, FORMS},
     };
     bench_options(argc, argv);
     MPI_Init(&argc, &argv);
@@ -257,10 +323,15 @@ int main(int argc, char **argv)
         if (!want(tests[i].name))
             continue;
 #if MPI_VERSION < 4
-        if (tests[i].kind == PERSISTENT) {
+        if (tests[i].kind == PERSISTENT || tests[i].kind == FORMS) {
             if (rank == 0)
                 fprintf(stderr, "collbench: %s needs MPI 4 (this is MPI %d.%d): no rows\n",
                         tests[i].name, MPI_VERSION, MPI_SUBVERSION);
+            continue;
+        }
+#else
+        if (tests[i].kind == FORMS) {
+            measure_forms(tests[i].name, tests[i].op);
             continue;
         }
 #endif

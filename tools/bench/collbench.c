@@ -191,6 +191,14 @@ static double iterations(enum op op, enum kind kind, long b, int iters, int skip
     return sum / iters;
 }
 
+/* A size to run (at most MAXB) and OSU's collective counts for it. */
+static long size_counts(long size, int *iters, int *skip)
+{
+    long b = size < MAXB ? size : MAXB;
+    counts(b, 1000, 100, 100, 10, iters, skip);
+    return b;
+}
+
 #if MPI_VERSION >= 4
 /* The three forms of op, interleaved in one launch (the *_forms tests). */
 static void measure_forms(const char *name, enum op op)
@@ -199,9 +207,8 @@ static void measure_forms(const char *name, enum op op)
     const long *sizes;
     int ns = sizes_of(default_sizes, NDEFAULT, &sizes);
     for (int k = 0; k < ns; k++) {
-        long b = sizes[k] < MAXB ? sizes[k] : MAXB;
         int iters, skip;
-        counts(b, 1000, 100, 100, 10, &iters, &skip);
+        long b = size_counts(sizes[k], &iters, &skip);
         int block = iters >= 500 ? 50 : 10, rounds = (iters + block - 1) / block;
         MPI_Request preq;
         persistent_init(op, b, &preq);
@@ -249,9 +256,8 @@ static void measure(const char *name, enum op op, enum kind kind)
     const long *sizes;
     int ns = sizes_of(default_sizes, NDEFAULT, &sizes);
     for (int k = 0; k < ns; k++) {
-        long b = sizes[k] < MAXB ? sizes[k] : MAXB;
         int iters, skip;
-        counts(b, 1000, 100, 100, 10, &iters, &skip);
+        long b = size_counts(sizes[k], &iters, &skip);
         double *t = malloc(iters * sizeof *t), *all = NULL;
         double mean = iterations(op, kind, b, iters, skip, 0, t, NULL);
         /* every rank's iterations pooled on rank 0 */

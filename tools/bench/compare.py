@@ -582,6 +582,33 @@ def goals_line(verdicts):
             f"{len(unchecked)} not checked")
 
 
+def check_across(paths):
+    """The goals over several runs' CSVs (the same build run again): how
+    many runs missed each goal the runs share.  A goal missed in every run
+    is missed; one that a run of the same build met is within what runs of
+    this machine spread by.  Exit status 1 when a goal is missed in every
+    run."""
+    runs = [check(Results(read_csv(p))) for p in paths]
+    shared = set.intersection(*[{k for k, (v, _) in r.items() if v != "not checked"}
+                                for r in runs])
+    by_label, always = {}, []
+    for k in shared:
+        n = sum(r[k][0] == "missed" for r in runs)
+        by_label.setdefault(k[0], {}).setdefault(n, 0)
+        by_label[k[0]][n] += 1
+        if n == len(runs):
+            always.append(k)
+    print(f"{len(runs)} runs, {len(shared)} goals checked in all of them:")
+    for label in sorted(by_label):
+        counts = by_label[label]
+        print(f"  {label}: " + ", ".join(f"{counts[n]} missed in {n} of {len(runs)}"
+                                          for n in sorted(counts)))
+    for k in sorted(always, key=lambda k: (k[0], k[1], k[2] or 0)):
+        print(f"MISSED IN EVERY RUN  {runs[-1][k][1]}")
+    print(f"goals missed in every run: {len(always)}")
+    return 1 if always else 0
+
+
 def check(res):
     """Every goal at every point: {(label, bench, size): (verdict, text)}."""
     out = {}
@@ -833,7 +860,12 @@ def main():
     ap.add_argument("--from", dest="from_csv", default="",
                     help="a table run's CSV (e.g. DIR/table.csv) to check or tabulate "
                     "instead of running")
+    ap.add_argument("--across", nargs="+", default=[], metavar="CSV",
+                    help="several table runs' CSVs: how many of them missed each goal "
+                    "(exit 1 when one is missed in every run)")
     args = ap.parse_args()
+    if args.across:
+        return check_across(args.across)
     os.makedirs(args.out, exist_ok=True)
     table_csv = os.path.join(args.out, "table.csv")
     benches = args.benches or ["table"]

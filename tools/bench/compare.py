@@ -798,7 +798,7 @@ def lines_plot(png, title, ylabel, xlabels, series, logy=None):
     logy = "set logscale y;" if logy else ""
     lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title columnhead({i + 2})"
                       for i in range(len(names)))
-    script = (f"set terminal png noenhanced size 800,450; set output '{png}';"
+    script = (f"set terminal png noenhanced size 800,480; set output '{png}'; set key below;"
               f" set title '{title}'; set ylabel '{ylabel}'; set xlabel 'size';"
               f" set xtics rotate by -45; {logy} plot {lines}")
     subprocess.run(["gnuplot", "-e", script], check=True)

@@ -100,6 +100,20 @@ static void persistent_init(enum op op, long b, MPI_Request *req)
 }
 #endif
 
+/* Start one operation of the kind: run it (blocking), or start it into
+ * *req (nonblocking: a new request; persistent: *req, initialised). */
+static void start_kind(enum op op, enum kind kind, long b, MPI_Request *req)
+{
+    if (kind == BLOCKING)
+        blocking(op, b);
+#if MPI_VERSION >= 4
+    else if (kind == PERSISTENT)
+        MPI_Start(req);
+#endif
+    else
+        nonblocking(op, b, req);
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -151,13 +165,8 @@ static double iterations(enum op op, enum kind kind, long b, int iters, int skip
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < skip + iters; i++) {
         double t0 = MPI_Wtime(), c = 0, started = 0, waited = 0;
-        if (kind == BLOCKING) {
-            blocking(op, b);
-        } else {
-            if (kind == PERSISTENT)
-                MPI_Start(&req);
-            else
-                nonblocking(op, b, &req);
+        start_kind(op, kind, b, &req);
+        if (kind != BLOCKING) {
             if (work > 0) {
                 /* phases timed only here: the pure time takes no extra
                  * clock reads, which would bias it against the blocking
@@ -203,6 +212,7 @@ static long size_counts(long size, int *iters, int *skip)
 /* The three forms of op, interleaved in one launch (the *_forms tests). */
 static void measure_forms(const char *name, enum op op)
 {
+    static const enum kind forms[] = {BLOCKING, NONBLOCKING, PERSISTENT};
     static const char *const form_names[] = {"blocking", "nonblocking", "persistent"};
     const long *sizes;
     int ns = sizes_of(default_sizes, NDEFAULT, &sizes);
@@ -221,17 +231,11 @@ static void measure_forms(const char *name, enum op op)
                 int f = (r + 1 + j) % 3;
                 int count = r < 0 ? skip : block;
                 for (int i = 0; i < count; i++) {
-                    MPI_Request req;
+                    MPI_Request req, *rq = forms[f] == PERSISTENT ? &preq : &req;
                     double t0 = MPI_Wtime();
-                    if (f == 0) {
-                        blocking(op, b);
-                    } else if (f == 1) {
-                        nonblocking(op, b, &req);
-                        MPI_Wait(&req, MPI_STATUS_IGNORE);
-                    } else {
-                        MPI_Start(&preq);
-                        MPI_Wait(&preq, MPI_STATUS_IGNORE);
-                    }
+                    start_kind(op, forms[f], b, rq);
+                    if (forms[f] != BLOCKING)
+                        MPI_Wait(rq, MPI_STATUS_IGNORE);
                     double dt = MPI_Wtime() - t0;
                     if (r >= 0) {
                         sum[f] += dt;

@@ -74,6 +74,7 @@ note (tools/setup-deps.sh --bench installs MPICH and Open MPI); goals that
 need it are reported as not checked.
 """
 import argparse
+import collections
 import csv
 import os
 import shlex
@@ -594,8 +595,7 @@ def check_across(paths):
     by_label, always = {}, []
     for k in shared:
         n = sum(r[k][0] == "missed" for r in runs)
-        by_label.setdefault(k[0], {}).setdefault(n, 0)
-        by_label[k[0]][n] += 1
+        by_label.setdefault(k[0], collections.Counter())[n] += 1
         if n == len(runs):
             always.append(k)
     print(f"{len(runs)} runs, {len(shared)} goals checked in all of them:")

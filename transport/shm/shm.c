@@ -247,6 +247,8 @@ static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_request **
         } else {
             ok = emit_stream(p, o, &n);
             if (ok) {
+                /* its RTS is answered: the receiver took it through the ring */
+                atomic_fetch_sub_explicit(&p->rndv_out, 1, memory_order_relaxed);
                 o->req->next = *streamed;
                 *streamed = o->req;
             }
@@ -533,52 +535,104 @@ static void part_done(struct shm_state *st, struct shm_peer *p, struct cdn_reque
 }
 
 /* Choosing CMA or the rings for a rendezvous message (CADENCE_SHM_CMA=2).
- * On this machine process_vm_readv tops out at about 13 GB/s (page
- * pinning in the kernel: tools/bench/cmacost.c) while the two-copy
- * pipeline through a ring moves 30-40 GB/s -- until the hypervisor places
- * the two vCPUs apart (the cache-line round trip going from 50 to 250 ns),
- * when copying lines the other core holds falls to 3-6 GB/s and the rings
- * lose to CMA by 3-5x (so does Open MPI's two-copy path).  So both sides
- * time their copies as messages move -- the receiver a CMA read and each
- * data cell's copy out of the ring, the sender each cell's copy into it
- * (published in the ring's fill_rate) -- in time-stamp ticks, averaged per
- * peer, and the receiver takes the rings once the slower of the two ring
- * copies runs 1.5 times as fast as CMA, and CMA again once it no longer
- * runs faster (a margin, so that rates near the line do not flip the
- * choice at every message: a latency loop flipping between the two ran at
- * twice the time of either); once every SHM_PROBE_NS it takes the other
- * way for one message, so a placement that changes is noticed within a
- * few of those (a probe per window of 64 messages cost bw at 64 KiB a
- * third). */
+ * Which is faster depends on the host and on where the hypervisor places
+ * the two vCPUs.  On one host process_vm_readv tops out at about 13 GB/s
+ * (page pinning in the kernel: tools/bench/cmacost.c) while the two-copy
+ * pipeline through a ring moves 30-40 GB/s -- until the vCPUs are placed
+ * apart (the cache-line round trip going from 50 to 250 ns), when copying
+ * lines the other core holds falls to 3-6 GB/s and the rings lose to CMA
+ * by 3-5x (so does Open MPI's two-copy path); on another, CMA runs at
+ * 20-30 GB/s and the rings at 18-24.  So both sides time their copies as
+ * messages move -- the receiver its CMA reads and each data cell's copy
+ * out of the ring, the sender each cell's copy into it (published in the
+ * ring's fill_rate) -- in time-stamp ticks, averaged per peer, and compare
+ * what each way costs:
+ *
+ *  - one way, the two ring copies run on the two cores at once, so the
+ *    rings move data at the slower copy's rate;
+ *  - both ways (we have rendezvous sends of our own to the peer
+ *    outstanding), each core makes both copies, ours out of its ring and
+ *    ours into the peer's, so the rings move data at 1 / (1/out + 1/in),
+ *    while CMA leaves each core one copy.
+ *
+ * A message read by CMA counts as read in the time of the part read here:
+ * with a split copy (below) whose upper half the sender writes, both
+ * halves are copied at once, so the message is in about when the lower
+ * half is (timing it to the sender's PUSHED instead counted the time the
+ * PUSHED cell waited in the ring behind other messages' RTSs, each a whole
+ * CMA read: bibw 1 MiB saw rates 25 times too low).
+ *
+ * The receiver takes the rings once they run 1.25 times as fast as CMA
+ * and CMA again once they no longer run faster (a margin, so that rates
+ * near the line do not flip the choice at every message: a latency loop
+ * flipping between the two ran at twice the time of either; 1.25 rather
+ * than 1.5, because on the host where the rings copy at 30-40 GB/s they
+ * move 34 GB/s both ways against CMA's 25, 1.36 times).  Now and then it
+ * takes the other way, so a placement that changes is noticed:
+ *
+ *  - CMA while the rings are chosen, every SHM_PROBE_NS for
+ *    SHM_PROBE_CMA_MSGS messages, the first not timed: the first CMA read
+ *    after messages through the rings ran at half the rate of the reads
+ *    after it (bibw 1 MiB, 2,700-4,200 bytes per 1024 ticks against
+ *    7,000-9,000), and timing it alone kept the rings chosen at half of
+ *    CMA's bidirectional bandwidth;
+ *  - the rings while CMA is chosen, one message, every SHM_PROBE_NS one
+ *    way and every SHM_PROBE_BOTH_NS both ways: there the peer answers the
+ *    CTS only after reading every message of ours before it, so the one
+ *    message is not in before the whole window is, and its streaming runs
+ *    alone after that (bibw 4 MiB with three messages every 50 ms: 13 GB/s
+ *    against 24 without probes).
+ *
+ * (A probe per window of 64 messages cost bw at 64 KiB a third.) */
 #define SHM_PROBE_NS 5000000ull  /* 5 ms */
+#define SHM_PROBE_BOTH_NS 500000000ull  /* 500 ms */
+#define SHM_PROBE_CMA_MSGS 3
 
-static bool rndv_by_cma(struct shm_state *st, struct shm_peer *p)
+/* The way rndv_by_cma takes now: true for CMA. */
+static bool choose_cma(struct shm_peer *p)
 {
+    uint64_t cma = atomic_load_explicit(&p->cma_rate, memory_order_relaxed);
+    uint64_t out = atomic_load_explicit(&p->ring_rate, memory_order_relaxed);
+    uint64_t in = atomic_load_explicit(&p->cons.ring->fill_rate, memory_order_relaxed);
+    if (cma == 0 || out == 0 || in == 0)
+        return cma == 0;  /* each way once first */
+    bool both = atomic_load_explicit(&p->rndv_out, memory_order_relaxed) > 0;
+    uint64_t ring = both ? out * in / (out + in)     /* each core makes both copies */
+                         : out < in ? out : in;      /* the pipeline runs at its slower copy */
+    bool by_ring = atomic_load_explicit(&p->by_ring, memory_order_relaxed);
+    if (by_ring != (by_ring ? ring >= cma : 4 * ring >= 5 * cma))
+        atomic_store_explicit(&p->by_ring, by_ring = !by_ring, memory_order_relaxed);
+    /* the other way now and then, to keep its rate current */
+    unsigned left = atomic_load_explicit(&p->probe_left, memory_order_relaxed);
+    if (left > 0) {
+        atomic_store_explicit(&p->probe_left, left - 1, memory_order_relaxed);
+        return by_ring;
+    }
+    uint64_t now = cdn_progress_now_ns();
+    uint64_t due = atomic_load_explicit(&p->probe_due, memory_order_relaxed);
+    uint64_t every = by_ring || !both ? SHM_PROBE_NS : SHM_PROBE_BOTH_NS;
+    if (now >= due && atomic_compare_exchange_strong_explicit(
+                          &p->probe_due, &due, now + every, memory_order_relaxed,
+                          memory_order_relaxed)) {
+        if (by_ring)
+            atomic_store_explicit(&p->probe_left, SHM_PROBE_CMA_MSGS - 1, memory_order_relaxed);
+        return by_ring;
+    }
+    return !by_ring;
+}
+
+static bool rndv_by_cma(struct shm_state *st, struct shm_peer *p, bool *timed)
+{
+    *timed = true;
     if (st->cma == 0 || !p->cma_ok)
         return false;
     if (st->cma == 1)
         return true;
     atomic_fetch_add_explicit(&p->rndv_seen, 1, memory_order_relaxed);
-    unsigned cma = atomic_load_explicit(&p->cma_rate, memory_order_relaxed);
-    unsigned ring = atomic_load_explicit(&p->ring_rate, memory_order_relaxed);
-    unsigned fill = atomic_load_explicit(&p->cons.ring->fill_rate, memory_order_relaxed);
-    if (fill < ring)
-        ring = fill;  /* the pipeline runs at its slower copy */
-    if (cma == 0 || ring == 0)
-        return cma == 0;  /* each way once first */
-    /* with a margin each way, so that rates near the line do not flip
-     * the choice at every message */
-    bool by_ring = atomic_load_explicit(&p->by_ring, memory_order_relaxed);
-    if (by_ring != (by_ring ? ring >= cma : 2 * (uint64_t)ring >= 3 * (uint64_t)cma))
-        atomic_store_explicit(&p->by_ring, by_ring = !by_ring, memory_order_relaxed);
-    /* the other way once per SHM_PROBE_NS, to keep its rate current */
-    uint64_t now = cdn_progress_now_ns();
-    uint64_t due = atomic_load_explicit(&p->probe_due, memory_order_relaxed);
-    if (now >= due && atomic_compare_exchange_strong_explicit(
-                          &p->probe_due, &due, now + SHM_PROBE_NS, memory_order_relaxed,
-                          memory_order_relaxed))
-        return by_ring;
-    return !by_ring;
+    bool cma_way = choose_cma(p);
+    bool last = atomic_exchange_explicit(&p->last_cma, cma_way, memory_order_relaxed);
+    *timed = last == cma_way;
+    return cma_way;
 }
 
 static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
@@ -587,7 +641,8 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
     struct cdn_rndv rv;
     cdn_p2p_rndv_info(rreq, &rv);
     struct shm_peer *p = peer_of(st, rv.peer);
-    if (rndv_by_cma(st, p)) {
+    bool timed;
+    if (rndv_by_cma(st, p, &timed)) {
         uint64_t split = split_point(st, p, &rv);
         int slot = split < rv.len ? claim_get(p) : -1;
         if (slot < 0)
@@ -595,6 +650,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
         bool offered = split < rv.len;
         atomic_store_explicit(&rreq->u.p2p.parts, offered ? 2 : 1, memory_order_relaxed);
         uint32_t offer = 0;
+        uint64_t t0 = ticks();
         if (offered) {
             if (cdn_sent_report)
                 atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
@@ -610,10 +666,10 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
                                  .f = (uint64_t)gen << 8 | (uint64_t)slot};
             send_ctrl_msg(st, p, &m);
         }
-        uint64_t t0 = ticks();
         int e = cma_pull(p, rreq, &rv, 0, split);
-        if (e == 0 && split > 0)
-            rate_add(&p->cma_rate, split, ticks() - t0);
+        /* the whole message in the time of the part read here: the sender
+         * writes the upper half meanwhile, or we read it too (below) */
+        uint64_t dt = ticks() - t0;
         if (offered) {
             /* the upper half still offered: take it back and read it here */
             if (atomic_compare_exchange_strong_explicit(
@@ -624,11 +680,14 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
                     atomic_fetch_add_explicit(&st->split_taken_back, 1, memory_order_relaxed);
                 if (e == 0)
                     e = cma_pull(p, rreq, &rv, split, rv.len);
+                dt = ticks() - t0;
                 part_done(st, p, rreq, MPI_SUCCESS);
             }
             /* else the sender writes it, and PUSHED completes the other part */
         }
         if (e == 0) {
+            if (timed && rv.len > 0)
+                rate_add(&p->cma_rate, rv.len, dt);
             p->cma_proven = true;
             if (cdn_sent_report)
                 atomic_fetch_add_explicit(&st->rndv_cma, 1, memory_order_relaxed);

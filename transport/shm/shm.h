@@ -57,7 +57,8 @@ struct shm_peer {
     struct shm_out *outq, *outq_tail;
     bool cma_ok;
     bool cma_proven;                 /* a CMA read from it has worked */
-    atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN or CANCELLED) */
+    atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN or CANCELLED,
+                                      * or the last DATA cell written) */
     atomic_uint claims_used;         /* claim slots of its ring in our segment in use (bits) */
     /* How its rendezvous messages are read (CADENCE_SHM_CMA=2, shm.c's
      * rndv_by_cma): the copy rates measured here (bytes per 1024 time-stamp
@@ -65,7 +66,9 @@ struct shm_peer {
     atomic_uint cma_rate, ring_rate;
     atomic_uint rndv_seen;
     atomic_bool by_ring;             /* the rings chosen now (rndv_by_cma) */
-    _Atomic uint64_t probe_due;      /* when to take the other way once (ns) */
+    atomic_bool last_cma;            /* the last message read by CMA */
+    _Atomic uint64_t probe_due;      /* when to take the other way for a few messages (ns) */
+    atomic_uint probe_left;          /* ... and how many of them are still to go */
     unsigned fill_rate, fills;       /* our copies into its ring: the average published in
                                       * the ring every few cells (under lock) */
     uint32_t claim_gen[SHM_CLAIMS];  /* each slot's generation, bumped by its user */

@@ -242,6 +242,16 @@ static inline bool shm_ring_pending(const struct shm_ring *r)
     return atomic_load_explicit(&cell->seq, memory_order_seq_cst) == (uint32_t)(tail + 1);
 }
 
+/* At least two cells unread (the one at the consumer's published tail and
+ * the next): the producer has more in flight.  Any thread may ask; the
+ * answer may be stale. */
+static inline bool shm_ring_more(const struct shm_ring *r)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed) + 1;
+    const struct shm_cell *cell = cell_at(r, r->ncells, tail);
+    return atomic_load_explicit(&cell->seq, memory_order_relaxed) == (uint32_t)(tail + 1);
+}
+
 /* The producer's view of how full its ring is: half full or more, a cell
  * other than a lazy one rings regardless of wants, so an idle consumer
  * drains the ring before it fills (a producer that finds it full queues,

@@ -994,7 +994,7 @@ struct cdn_transport *cdn_progress_transport_find(int world_rank)
 size_t cdn_progress_eager_limit(int world_rank)
 {
     struct cdn_transport *tp = cdn_progress_transport_for(world_rank);
-    return tp != NULL ? tp->eager_limit : 0;
+    return tp != NULL ? tp->eager_always : 0;
 }
 
 /* A want's count in this process left or reached zero (cdn_progress_want).

@@ -99,6 +99,8 @@ struct cdn_p2p {
     MPI_Count moved;          /* rendezvous: bytes moved so far */
     atomic_int cancel_state;  /* send cancel handshake (enum in p2p.c) */
     atomic_int parts;         /* rendezvous: pieces the transport still moves */
+    bool rndv;                /* send: goes by rendezvous (the transport's choice, made
+                               * when it is sent) */
     bool urgent;              /* receive: its arrival must be acted on at once, so while it
                                * is posted it raises CDN_WANT_DATA (peers ring for any
                                * message), else CDN_WANT_POSTED (they ring only for an RTS

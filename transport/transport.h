@@ -96,7 +96,9 @@ struct cdn_transport_ops {
 
 struct cdn_transport {
     const struct cdn_transport_ops *ops;
-    size_t eager_limit;
+    size_t eager_limit;   /* larger messages go by rendezvous */
+    size_t eager_always;  /* ... and these smaller ones always go eagerly (<= eager_limit);
+                           * between the two the transport chooses per message */
     void *priv;
 };
 

@@ -106,6 +106,11 @@ struct shm_ring {
      * ticks, averaged; 0: none yet), for the consumer's choice between CMA
      * and the rings (shm.c, rndv_by_cma). */
     _Alignas(64) atomic_uint fill_rate;
+    /* How the consumer reads the producer's rendezvous messages now
+     * (SHM_WAY_*, written when it changes), for the producer's choice of
+     * protocol for messages between the eager limit's half and the limit
+     * (shm.c, send_rndv). */
+    atomic_uint reader_way;
     _Alignas(64) unsigned char cells[][SHM_CELL_SIZE];
 };
 

@@ -65,6 +65,10 @@ struct shm_peer {
      * ticks, averaged; 0: none yet), and the messages chosen so far. */
     atomic_uint cma_rate, ring_rate;
     atomic_uint rndv_seen;
+    atomic_uint cma_samples;         /* CMA reads timed so far (up to SHM_CMA_WARM) */
+    _Atomic uint64_t mid_probe_due;  /* when send_rndv next sends a message of up to the
+                                      * eager limit by rendezvous though the peer reads
+                                      * through the rings (ns) */
     atomic_bool by_ring;             /* the rings chosen now (rndv_by_cma) */
     atomic_bool last_cma;            /* the last message read by CMA */
     _Atomic uint64_t probe_due;      /* when to take the other way for a few messages (ns) */

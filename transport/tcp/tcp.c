@@ -766,7 +766,7 @@ struct cdn_transport *cdn_tcp_transport_create(void)
     }
     st->auth_ms = cdn_progress_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
     st->tp.ops = &tcp_ops;
-    st->tp.eager_limit =
+    st->tp.eager_always = st->tp.eager_limit =
         (size_t)cdn_progress_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);
     st->tp.priv = st;
     return &st->tp;

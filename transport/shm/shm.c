@@ -524,12 +524,12 @@ static bool progressing(void)
 /* A free claim slot of p's ring in our segment, or -1. */
 static int claim_get(struct shm_peer *p)
 {
-    unsigned used = atomic_load_explicit(&p->claims_used, memory_order_relaxed);
+    uint64_t used = atomic_load_explicit(&p->claims_used, memory_order_relaxed);
     for (;;) {
-        if (used == (1u << SHM_CLAIMS) - 1)
+        if (used == UINT64_MAX)
             return -1;
-        int k = __builtin_ctz(~used);
-        if (atomic_compare_exchange_weak_explicit(&p->claims_used, &used, used | 1u << k,
+        int k = __builtin_ctzll(~used);
+        if (atomic_compare_exchange_weak_explicit(&p->claims_used, &used, used | 1ull << k,
                                                   memory_order_acquire, memory_order_relaxed))
             return k;
     }
@@ -537,7 +537,7 @@ static int claim_get(struct shm_peer *p)
 
 static void claim_put(struct shm_peer *p, int k)
 {
-    atomic_fetch_and_explicit(&p->claims_used, ~(1u << k), memory_order_release);
+    atomic_fetch_and_explicit(&p->claims_used, ~(1ull << k), memory_order_release);
 }
 
 static uint32_t claim_word(uint32_t gen, uint32_t state)
@@ -556,10 +556,11 @@ static uint32_t claim_word(uint32_t gen, uint32_t state)
  * below SHM_SPLIT_STREAM_MIN, while the sender has more cells in the ring
  * behind this message's RTS (a stream of messages, as in bw): there the
  * two control cells, the claim and the sender's system call cost more
- * than half the copy saves (bw 64 KiB 20-21 GB/s split against 23 not,
- * 128 KiB 22 against 26-27, 256 KiB 25 against 28; 512 KiB even; 1 MiB
- * 24-25 against 21, 2 MiB 18 against 14).  One message at a time
- * (latency) gains at every size: 128 KiB 5.4 -> 4.1 us. */
+ * than half the copy saves (bw 64 KiB 20 GB/s split against 23 not,
+ * 128 KiB 19-22 against 27, 256 KiB 23-29 against 29; 512 KiB 32-34
+ * against 31-32, and with every message of a window split, 1 MiB 27-40
+ * against 21, 4 MiB 26 against 14).  One message at a time (latency)
+ * gains at every size: 128 KiB 5.4 -> 4.1 us. */
 static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
 {
     if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||

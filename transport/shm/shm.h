@@ -59,7 +59,7 @@ struct shm_peer {
     bool cma_proven;                 /* a CMA read from it has worked */
     atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN or CANCELLED,
                                       * or the last DATA cell written) */
-    atomic_uint claims_used;         /* claim slots of its ring in our segment in use (bits) */
+    _Atomic uint64_t claims_used;    /* claim slots of its ring in our segment in use (bits) */
     /* How its rendezvous messages are read (CADENCE_SHM_CMA=2, shm.c's
      * rndv_by_cma): the copy rates measured here (bytes per 1024 time-stamp
      * ticks, averaged; 0: none yet), and the messages chosen so far. */

@@ -991,10 +991,10 @@ struct cdn_transport *cdn_progress_transport_find(int world_rank)
     return NULL;
 }
 
-size_t cdn_progress_eager_limit(int world_rank)
+size_t cdn_progress_eager_limit(int world_rank, bool always)
 {
     struct cdn_transport *tp = cdn_progress_transport_for(world_rank);
-    return tp != NULL ? tp->eager_always : 0;
+    return tp == NULL ? 0 : always ? tp->eager_always : tp->eager_limit;
 }
 
 /* A want's count in this process left or reached zero (cdn_progress_want).

@@ -209,9 +209,11 @@ static inline struct cdn_transport *cdn_progress_transport_for(int world_rank)
         return cdn_engine.transport_of[world_rank];
     return cdn_progress_transport_find(world_rank);
 }
-/* The largest message the transport reaching world_rank sends eagerly
- * (whole, with no answer from the receiver); 0 if none reaches it. */
-size_t cdn_progress_eager_limit(int world_rank);
+/* The largest message the transport reaching world_rank may send eagerly
+ * (whole, with no answer from the receiver), or with always the largest it
+ * always sends so (between the two it chooses per message: transport.h);
+ * 0 if none reaches it. */
+size_t cdn_progress_eager_limit(int world_rank, bool always);
 /* The monotonic clock in nanoseconds (timed spins, the shm transport's
  * probes). */
 static inline uint64_t cdn_progress_now_ns(void)

@@ -589,7 +589,11 @@ def check_across(paths):
     is missed; one that a run of the same build met is within what runs of
     this machine spread by.  Exit status 1 when a goal is missed in every
     run."""
-    runs = [check(Results(read_csv(p))) for p in paths]
+    try:
+        runs = [check(Results(read_csv(p))) for p in paths]
+    except OSError as e:
+        print(f"compare.py --across: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
     shared = set.intersection(*[{k for k, (v, _) in r.items() if v != "not checked"}
                                 for r in runs])
     by_label, always = {}, []

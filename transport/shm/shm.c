@@ -376,6 +376,8 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
     struct shm_state *st = state_of(tp);
     struct shm_peer *p = peer_of(st, sreq->u.p2p.peer);
     sreq->u.p2p.rndv = send_rndv(st, p, sreq);
+    if (cdn_sent_report && sreq->u.p2p.rndv && sreq->u.p2p.bytes <= (MPI_Count)tp->eager_limit)
+        atomic_fetch_add_explicit(&st->rndv_mid, 1, memory_order_relaxed);
     if (sreq->u.p2p.rndv && cdn_p2p_send_contig(sreq) == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %lld bytes for rank %d",
                        (long long)sreq->u.p2p.bytes, p->world);
@@ -1114,6 +1116,8 @@ static void shm_finalize(struct cdn_transport *tp)
                 atomic_load(&st->split_pushed), atomic_load(&st->split_taken_back));
         fprintf(stderr, "cadence: rank %d: shm rendezvous received by CMA %lu, through the rings "
                 "%lu\n", cdn_job_rank(), atomic_load(&st->rndv_cma), atomic_load(&st->rndv_ring));
+        fprintf(stderr, "cadence: rank %d: shm sent by rendezvous though no larger than the "
+                "eager limit %lu\n", cdn_job_rank(), atomic_load(&st->rndv_mid));
         fprintf(stderr, "cadence: rank %d: shm doorbells rung %lu\n", cdn_job_rank(),
                 atomic_load(&shm_bell_rings));
         for (int i = 0; i < st->nlocal; i++)

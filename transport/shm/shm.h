@@ -102,6 +102,9 @@ struct shm_state {
     /* Rendezvous messages received by CMA and through the rings (the same
      * report). */
     atomic_ulong rndv_cma, rndv_ring;
+    /* Messages of at most the eager limit sent by rendezvous (send_rndv;
+     * the same report). */
+    atomic_ulong rndv_mid;
     int prefault_max;                /* CADENCE_SHM_PREFAULT: fault rings in up to this many
                                       * processes per node */
     atomic_int queued;               /* items in outbound queues */

@@ -159,6 +159,24 @@ static void rate_add(atomic_uint *rate, uint64_t bytes, uint64_t dt)
                                           bytes, dt), memory_order_relaxed);
 }
 
+/* Does a message of eager_always < bytes <= eager_limit to p go by
+ * rendezvous, given that it is contiguous (send_rndv)?  While p reads our
+ * rendezvous messages by CMA or has not chosen yet; while it reads through
+ * the rings one now and then all the same, so that its choice, made on
+ * rendezvous messages only, stays current (rndv_by_cma's probes).  take:
+ * the caller sends it, and the next such one is due SHM_PROBE_NS later
+ * (shm_send_now only asks, and leaves the message to shm_send). */
+static bool mid_rndv(struct shm_peer *p, bool take)
+{
+    if (atomic_load_explicit(&p->prod.ring->reader_way, memory_order_relaxed) != SHM_WAY_RINGS)
+        return true;
+    uint64_t now = cdn_progress_now_ns();
+    uint64_t due = atomic_load_explicit(&p->mid_probe_due, memory_order_relaxed);
+    return now >= due && (!take || atomic_compare_exchange_strong_explicit(
+                             &p->mid_probe_due, &due, now + SHM_PROBE_NS, memory_order_relaxed,
+                             memory_order_relaxed));
+}
+
 /* Does a send go by rendezvous?  Above the eager limit, always; from above
  * its half (tp.eager_always), a contiguous message does while the receiver
  * reads our rendezvous messages by CMA, or has not chosen yet: where CMA
@@ -174,17 +192,7 @@ static bool send_rndv(struct shm_state *st, struct shm_peer *p, const struct cdn
         return false;
     if (b > (MPI_Count)st->tp.eager_limit)
         return true;
-    if (sreq->u.p2p.seg.contig == NULL && sreq->u.p2p.tmp == NULL)
-        return false;
-    if (atomic_load_explicit(&p->prod.ring->reader_way, memory_order_relaxed) != SHM_WAY_RINGS)
-        return true;
-    /* one now and then all the same, so that the receiver's choice, made
-     * on rendezvous messages only, stays current (rndv_by_cma's probes) */
-    uint64_t now = cdn_progress_now_ns();
-    uint64_t due = atomic_load_explicit(&p->mid_probe_due, memory_order_relaxed);
-    return now >= due && atomic_compare_exchange_strong_explicit(
-                             &p->mid_probe_due, &due, now + SHM_PROBE_NS, memory_order_relaxed,
-                             memory_order_relaxed);
+    return (sreq->u.p2p.seg.contig != NULL || sreq->u.p2p.tmp != NULL) && mid_rndv(p, true);
 }
 
 /* Write a send's first cell; false when the ring is full.  *done: an eager
@@ -350,9 +358,8 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
 {
     struct shm_state *st = state_of(tp);
     struct shm_peer *p = peer_of(st, peer);
-    if (len > st->tp.eager_always &&
-        atomic_load_explicit(&p->prod.ring->reader_way, memory_order_relaxed) != SHM_WAY_RINGS)
-        return false;  /* shm_send chooses (send_rndv) */
+    if (len > st->tp.eager_always && mid_rndv(p, false))
+        return false;  /* by rendezvous: shm_send */
     cdn_spin_lock(&p->lock);
     struct shm_cell *c = p->outq == NULL ? shm_ring_reserve(&p->prod) : NULL;
     if (c == NULL) {

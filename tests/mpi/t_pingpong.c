@@ -82,6 +82,37 @@ static void pingpong(void)
     }
 }
 
+/* "long": 500 round trips of 1 MiB between ranks 0 and 1, data checked,
+ * long enough (tens of ms) for the shm transport's choice between CMA and
+ * the rings to take each way more than once (its probes come every 5 ms).
+ * A split copy needs the receiver to count no rendezvous sends of its own
+ * outstanding, so the test's check that split copies go on after the
+ * first message through the rings finds a count that a ring transfer
+ * left behind. */
+static void long_pingpong(void)
+{
+    const size_t n = 1 << 20;
+    unsigned char *s = malloc(n), *r = malloc(n);
+    int bad = 0;
+    for (int i = 0; i < 500 && rank < 2; i++) {
+        int other = 1 - rank;
+        if (rank == 0) {
+            fill(s, n, (unsigned)i);
+            MPI_Send(s, (int)n, MPI_BYTE, other, 7, MPI_COMM_WORLD);
+            MPI_Recv(r, (int)n, MPI_BYTE, other, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            bad += !same(r, n, (unsigned)i + 1);
+        } else {
+            MPI_Recv(r, (int)n, MPI_BYTE, other, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            bad += !same(r, n, (unsigned)i);
+            fill(s, n, (unsigned)i + 1);
+            MPI_Send(s, (int)n, MPI_BYTE, other, 7, MPI_COMM_WORLD);
+        }
+    }
+    CHECK(bad == 0, "rank %d: 500 round trips of 1 MiB: %d bad", rank, bad);
+    free(s);
+    free(r);
+}
+
 static void any_source_and_order(void)
 {
     enum { PER = 300 };
@@ -320,10 +351,14 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    pingpong();
-    any_source_and_order();
-    flood_order();
-    modes_and_persistent();
+    if (argc > 1 && strcmp(argv[1], "long") == 0) {
+        long_pingpong();
+    } else {
+        pingpong();
+        any_source_and_order();
+        flood_order();
+        modes_and_persistent();
+    }
     /* everyone done before anyone finalizes (no barrier yet: a ring of messages) */
     int t = 0;
     if (size > 1) {

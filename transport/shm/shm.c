@@ -88,15 +88,6 @@ struct shm_out {
 #define SHM_SPLIT_STREAM_MIN (512 << 10)
 /* How often the way not chosen is tried (rndv_by_cma, send_rndv). */
 #define SHM_PROBE_NS 5000000ull  /* 5 ms */
-/* ... and, through the rings while CMA is chosen, not before this many
- * rendezvous messages since the last: where messages come slower than
- * that, a probe every 5 ms was every third message of a 1 MiB ping-pong
- * that checked its data (tests/mpi/t_pingpong long).  Not for CMA probes
- * while the rings are chosen: a receiver reading 8-16 KiB messages through
- * the rings sees one rendezvous message in 5 ms (send_rndv's), and it is
- * by its CMA probe that it comes back to CMA (with the count for both, the
- * 16 KiB started collectives' p99 went from 5-9 to 25-37 us). */
-#define SHM_PROBE_MIN_MSGS 16
 /* CMA reads timed before the first choice (rndv_by_cma). */
 #define SHM_CMA_WARM 4
 
@@ -655,8 +646,7 @@ static void part_done(struct shm_state *st, struct shm_peer *p, struct cdn_reque
  *    alone after that (bibw 4 MiB with three messages every 50 ms: 13 GB/s
  *    against 24 without probes).
  *
- * The second at most once per SHM_PROBE_MIN_MSGS rendezvous messages.  (A
- * probe per window of 64 messages cost bw at 64 KiB a third.) */
+ * (A probe per window of 64 messages cost bw at 64 KiB a third.) */
 #define SHM_PROBE_BOTH_NS 500000000ull  /* 500 ms */
 #define SHM_PROBE_CMA_MSGS 3
 
@@ -698,17 +688,12 @@ static bool choose_cma(struct shm_peer *p)
         atomic_store_explicit(&p->probe_left, left - 1, memory_order_relaxed);
         return by_ring;
     }
-    unsigned seen = atomic_load_explicit(&p->rndv_seen, memory_order_relaxed);
-    if (!by_ring &&
-        seen - atomic_load_explicit(&p->probe_seen, memory_order_relaxed) < SHM_PROBE_MIN_MSGS)
-        return !by_ring;
     uint64_t now = cdn_progress_now_ns();
     uint64_t due = atomic_load_explicit(&p->probe_due, memory_order_relaxed);
     uint64_t every = by_ring || !both ? SHM_PROBE_NS : SHM_PROBE_BOTH_NS;
     if (now >= due && atomic_compare_exchange_strong_explicit(
                           &p->probe_due, &due, now + every, memory_order_relaxed,
                           memory_order_relaxed)) {
-        atomic_store_explicit(&p->probe_seen, seen, memory_order_relaxed);
         if (by_ring)
             atomic_store_explicit(&p->probe_left, SHM_PROBE_CMA_MSGS - 1, memory_order_relaxed);
         return by_ring;

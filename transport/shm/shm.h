@@ -65,7 +65,6 @@ struct shm_peer {
      * ticks, averaged; 0: none yet), and the messages chosen so far. */
     atomic_uint cma_rate, ring_rate;
     atomic_uint rndv_seen;
-    atomic_uint probe_seen;          /* rndv_seen at the last probe (rndv_by_cma) */
     atomic_uint cma_samples;         /* CMA reads timed so far (up to SHM_CMA_WARM) */
     _Atomic uint64_t mid_probe_due;  /* when send_rndv next sends a message of up to the
                                       * eager limit by rendezvous though the peer reads

@@ -10,7 +10,7 @@ void shm_ring_init(struct shm_ring *r, uint32_t ncells)
     atomic_init(&r->tail, 0);
     atomic_init(&r->posted_cells, 0);
     atomic_init(&r->fill_rate, 0);
-    atomic_init(&r->reader_way, 0);
+    atomic_init(&r->reader_way, SHM_WAY_UNKNOWN);
     for (uint32_t i = 0; i < ncells; i++)
         atomic_init(&((struct shm_cell *)r->cells[i])->seq, 0);
 }

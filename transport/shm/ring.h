@@ -82,6 +82,9 @@
  * PUSHED cells come behind the window's RTSs -- with 16, bw at 4 MiB split
  * 16 messages of each window of 64 (16.1-16.8 GB/s). */
 #define SHM_CLAIMS 64
+/* How a receiver reads a peer's rendezvous messages now (the ring's
+ * reader_way): not chosen yet, through the rings, by CMA. */
+enum shm_way { SHM_WAY_UNKNOWN, SHM_WAY_RINGS, SHM_WAY_CMA };
 enum { SHM_CLAIM_OFFERED = 1, SHM_CLAIM_SENDER = 2, SHM_CLAIM_RECEIVER = 3 };
 
 struct shm_cell {
@@ -111,7 +114,7 @@ struct shm_ring {
      * and the rings (shm.c, rndv_by_cma). */
     _Alignas(64) atomic_uint fill_rate;
     /* How the consumer reads the producer's rendezvous messages now
-     * (SHM_WAY_*, written when it changes), for the producer's choice of
+     * (enum shm_way, written when it changes), for the producer's choice of
      * protocol for messages between the eager limit's half and the limit
      * (shm.c, send_rndv). */
     atomic_uint reader_way;

@@ -59,10 +59,6 @@
 
 enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_CANCEL, C_CANCELLED, C_PUSH, C_PUSHED };
 
-/* How a receiver reads a peer's rendezvous messages now (the ring's
- * reader_way): not chosen yet, through the rings, by CMA. */
-enum { SHM_WAY_UNKNOWN, SHM_WAY_RINGS, SHM_WAY_CMA };
-
 /* A control cell: type, a and b, h.bytes = len, h.cookie = d, and e and f
  * as the first 16 bytes of data. */
 struct shm_ctrl {
@@ -159,6 +155,17 @@ static void rate_add(atomic_uint *rate, uint64_t bytes, uint64_t dt)
                                           bytes, dt), memory_order_relaxed);
 }
 
+/* Has the time in *due come?  take: and if so, claim it for the caller,
+ * setting the next one every ns later (one thread of many gets it). */
+static bool due_now(_Atomic uint64_t *due, uint64_t every, bool take)
+{
+    uint64_t now = cdn_progress_now_ns();
+    uint64_t was = atomic_load_explicit(due, memory_order_relaxed);
+    return now >= was && (!take || atomic_compare_exchange_strong_explicit(
+                                       due, &was, now + every, memory_order_relaxed,
+                                       memory_order_relaxed));
+}
+
 /* Does a message of eager_always < bytes <= eager_limit to p go by
  * rendezvous, given that it is contiguous (send_rndv)?  While p reads our
  * rendezvous messages by CMA or has not chosen yet; while it reads through
@@ -168,13 +175,9 @@ static void rate_add(atomic_uint *rate, uint64_t bytes, uint64_t dt)
  * (shm_send_now only asks, and leaves the message to shm_send). */
 static bool mid_rndv(struct shm_peer *p, bool take)
 {
-    if (atomic_load_explicit(&p->prod.ring->reader_way, memory_order_relaxed) != SHM_WAY_RINGS)
-        return true;
-    uint64_t now = cdn_progress_now_ns();
-    uint64_t due = atomic_load_explicit(&p->mid_probe_due, memory_order_relaxed);
-    return now >= due && (!take || atomic_compare_exchange_strong_explicit(
-                             &p->mid_probe_due, &due, now + SHM_PROBE_NS, memory_order_relaxed,
-                             memory_order_relaxed));
+    return atomic_load_explicit(&p->prod.ring->reader_way, memory_order_relaxed) !=
+               SHM_WAY_RINGS ||
+           due_now(&p->mid_probe_due, SHM_PROBE_NS, take);
 }
 
 /* Does a send go by rendezvous?  Above the eager limit, always; from above
@@ -688,12 +691,8 @@ static bool choose_cma(struct shm_peer *p)
         atomic_store_explicit(&p->probe_left, left - 1, memory_order_relaxed);
         return by_ring;
     }
-    uint64_t now = cdn_progress_now_ns();
-    uint64_t due = atomic_load_explicit(&p->probe_due, memory_order_relaxed);
     uint64_t every = by_ring || !both ? SHM_PROBE_NS : SHM_PROBE_BOTH_NS;
-    if (now >= due && atomic_compare_exchange_strong_explicit(
-                          &p->probe_due, &due, now + every, memory_order_relaxed,
-                          memory_order_relaxed)) {
+    if (due_now(&p->probe_due, every, true)) {
         if (by_ring)
             atomic_store_explicit(&p->probe_left, SHM_PROBE_CMA_MSGS - 1, memory_order_relaxed);
         return by_ring;
@@ -702,7 +701,7 @@ static bool choose_cma(struct shm_peer *p)
 }
 
 /* Tell the peer how its rendezvous messages are read now (send_rndv). */
-static void publish_way(struct shm_peer *p, unsigned way)
+static void publish_way(struct shm_peer *p, enum shm_way way)
 {
     if (atomic_load_explicit(&p->cons.ring->reader_way, memory_order_relaxed) != way)
         atomic_store_explicit(&p->cons.ring->reader_way, way, memory_order_relaxed);

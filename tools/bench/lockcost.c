@@ -31,6 +31,30 @@
  * 64 cells (one line each, 8 KiB apart as Cadence's are) as fast as the
  * receiver frees them, the receiver reads each and frees it (a tail
  * counter the sender reads when the ring is full); ns per message.
+ *
+ * With --bcast: the floor under the OSU broadcast benchmark's figure at
+ * 2 ranks and a few bytes (docs/performance.md, "Where every goal
+ * stands").  That benchmark times each broadcast alone, then runs an
+ * untimed barrier, and averages the two ranks' times.  Two threads run
+ * its loop with no MPI: the root writes 8 bytes and a sequence number in
+ * one line, the leaf waits for it and acknowledges it in a line of its
+ * own (which the root waits for before it writes the next one); then one
+ * of two barriers, each a line per thread:
+ *   "first-out": each writes its arrival and waits for the other's, so
+ *   the last to arrive leaves at once (the fewest transfers a barrier of
+ *   two can take: a dissemination barrier);
+ *   "root-releases": the leaf writes its arrival and waits for the
+ *   root's release, written when the root has seen the arrival (a
+ *   gather then a release: the root leaves first, the leaf one transfer
+ *   later).
+ * `--bcast REPS BYTES` broadcasts BYTES (8 by default): beyond 8 the root
+ * copies them from a buffer of its own into a shared one before it writes
+ * the line, and the leaf copies them out.
+ * Each line is "lockcost-bcast,bytes,barrier,root_bcast_ns,leaf_bcast_ns,
+ * osu_ns,root_barrier_ns,leaf_barrier_ns,iteration_ns": means over
+ * 200,000 iterations after 20,000, osu_ns the mean of the two ranks'
+ * broadcast times (the benchmark's figure), iteration_ns a whole
+ * broadcast and barrier.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -208,6 +232,90 @@ static void run_stream(int s, int r, int lk)
     fflush(stdout);
 }
 
+/* --bcast: the lines of the broadcast and of the two barriers */
+static struct line bc_data, bc_ack, bar_in[2], bar_out;
+static int bar_kind;  /* 0: first-out, 1: root-releases */
+static size_t bc_bytes = 8;               /* broadcast size (--bcast REPS BYTES) */
+static unsigned char *bc_buf, *bc_priv[2];  /* shared buffer (beyond 8 bytes), private ones */
+static double bc_time[2], bar_time[2];
+
+static void wait_seq(struct line *l, uint64_t s)
+{
+    while (atomic_load_explicit(&l->seq, memory_order_acquire) < s)
+        ;
+}
+
+static void *bcast_rank(void *arg)
+{
+    int me = (int)(intptr_t)arg;  /* 0: the root */
+    pin(me);
+    double tb = 0, tr = 0;
+    uint64_t check = 0;
+    for (uint64_t i = 1; i <= WARM + (uint64_t)BLOCKS * PER_BLOCK; i++) {
+        double t0 = now_ns();
+        if (me == 0) {
+            wait_seq(&bc_ack, i - 1);  /* the leaf has read the one before */
+            if (bc_bytes > 8) {
+                memcpy(bc_priv[0], &i, sizeof i);
+                memcpy(bc_buf, bc_priv[0], bc_bytes);
+            }
+            bc_data.payload[0] = i;
+            atomic_store_explicit(&bc_data.seq, i, memory_order_release);
+        } else {
+            wait_seq(&bc_data, i);
+            check += bc_data.payload[0];
+            if (bc_bytes > 8) {
+                memcpy(bc_priv[1], bc_buf, bc_bytes);
+                uint64_t v;
+                memcpy(&v, bc_priv[1], sizeof v);
+                check += v;
+            }
+            atomic_store_explicit(&bc_ack.seq, i, memory_order_release);
+        }
+        double t1 = now_ns();
+        atomic_store_explicit(&bar_in[me].seq, i, memory_order_release);
+        if (bar_kind == 0) {
+            wait_seq(&bar_in[1 - me], i);
+        } else if (me == 0) {
+            wait_seq(&bar_in[1], i);
+            atomic_store_explicit(&bar_out.seq, i, memory_order_release);
+        } else {
+            wait_seq(&bar_out, i);
+        }
+        double t2 = now_ns();
+        if (i > WARM) {
+            tb += t1 - t0;
+            tr += t2 - t1;
+        }
+    }
+    uint64_t n = WARM + (uint64_t)BLOCKS * PER_BLOCK;
+    if (me == 1 && check != (bc_bytes > 8 ? 2 : 1) * (n * (n + 1) / 2)) {
+        fprintf(stderr, "lockcost: wrong payloads\n");
+        exit(1);
+    }
+    bc_time[me] = tb / ((double)BLOCKS * PER_BLOCK);
+    bar_time[me] = tr / ((double)BLOCKS * PER_BLOCK);
+    return NULL;
+}
+
+static void run_bcast(int kind)
+{
+    bar_kind = kind;
+    struct line *all[] = {&bc_data, &bc_ack, &bar_in[0], &bar_in[1], &bar_out};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        atomic_store(&all[k]->seq, 0);
+    pthread_t t[2];
+    for (int me = 0; me < 2; me++)
+        pthread_create(&t[me], NULL, bcast_rank, (void *)(intptr_t)me);
+    for (int me = 0; me < 2; me++)
+        pthread_join(t[me], NULL);
+    printf("lockcost-bcast,%zu,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f\n",
+           bc_bytes, kind == 0 ? "first-out" : "root-releases", bc_time[0], bc_time[1],
+           (bc_time[0] + bc_time[1]) / 2, bar_time[0], bar_time[1],
+           (bc_time[0] + bar_time[0] + bc_time[1] + bar_time[1]) / 2);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     static const int cases[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 2}, {6, 10}, {16, 16}};
@@ -219,6 +327,22 @@ int main(int argc, char **argv)
     }
     if (rtt) {
         run(0, 0, 1);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--bcast") == 0) {
+        int n = argc > 2 ? atoi(argv[2]) : 3;
+        bc_bytes = argc > 3 ? (size_t)atol(argv[3]) : 8;
+        if (bc_bytes < 8)
+            bc_bytes = 8;
+        bc_buf = aligned_alloc(4096, (bc_bytes + 4095) / 4096 * 4096);
+        for (int me = 0; me < 2; me++)
+            bc_priv[me] = aligned_alloc(4096, (bc_bytes + 4095) / 4096 * 4096);
+        if (bc_buf == NULL || bc_priv[0] == NULL || bc_priv[1] == NULL)
+            return 1;
+        memset(bc_priv[0], 1, bc_bytes);
+        for (int k = 0; k < n; k++)
+            for (int kind = 0; kind < 2; kind++)
+                run_bcast(kind);
         return 0;
     }
     ring = aligned_alloc(4096, (size_t)RING * CELL);

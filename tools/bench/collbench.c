@@ -35,6 +35,17 @@
  *       10-50% (the hypervisor's placement and copy speed change between
  *       them), more than the forms differ; within one launch they see the
  *       same machine.  MPI >= 4 only.
+ *   bcast_released                   bcast as above, but the untimed
+ *       barrier after each iteration is the root releasing the others:
+ *       every other rank sends rank 0 an empty message and waits for an
+ *       empty answer, which rank 0 sends each once it has heard from all.
+ *       The benchmark averages the ranks' broadcast times, and how the wait
+ *       for the root's data splits between the broadcast and the barrier is
+ *       set by which rank leaves the barrier first: with this one the root
+ *       does, as from a barrier gathered to rank 0 and released from it;
+ *       with a dissemination barrier the last rank to arrive does (the
+ *       leaf).  Run on every MPI, the same loop with the same barrier
+ *       (docs/performance.md, "Where every goal stands").
  *
  * Options and output: bench_common.h.
  */
@@ -43,6 +54,24 @@
 #include <time.h>
 
 static int rank, nprocs;
+static int released;  /* bcast_released: the root releases the others after each iteration */
+
+/* The untimed synchronisation after each iteration: MPI_Barrier, or with
+ * `released` the root releasing the others (bcast_released). */
+static void after_iteration(void)
+{
+    if (!released) {
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        for (int r = 1; r < nprocs; r++)
+            MPI_Recv(NULL, 0, MPI_BYTE, r, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int r = 1; r < nprocs; r++)
+            MPI_Send(NULL, 0, MPI_BYTE, r, 99, MPI_COMM_WORLD);
+    } else {
+        MPI_Send(NULL, 0, MPI_BYTE, 0, 99, MPI_COMM_WORLD);
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
 static char *sbuf, *rbuf;
 
 enum op { ALLREDUCE, BCAST, ALLTOALL };
@@ -191,7 +220,7 @@ static double iterations(enum op op, enum kind kind, long b, int iters, int skip
             ssum += started;
             wsum += waited;
         }
-        MPI_Barrier(MPI_COMM_WORLD);
+        after_iteration();
     }
     if (kind == PERSISTENT)
         MPI_Request_free(&req);
@@ -320,6 +349,7 @@ int main(int argc, char **argv)
         {"allreduce_forms", ALLREDUCE, FORMS},
         {"bcast_forms", BCAST, FORMS},
         {"alltoall_forms", ALLTOALL, FORMS},
+        {"bcast_released", BCAST, BLOCKING},
     };
     bench_options(argc, argv);
     MPI_Init(&argc, &argv);
@@ -345,6 +375,7 @@ int main(int argc, char **argv)
             continue;
         }
 #endif
+        released = strcmp(tests[i].name, "bcast_released") == 0;
         measure(tests[i].name, tests[i].op, tests[i].kind);
     }
     fflush(stdout);

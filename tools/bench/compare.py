@@ -50,6 +50,9 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
   allreduce_forms bcast_forms alltoall_forms
               the three forms interleaved in one launch (MPI >= 4 only):
               what the persistent goals compare
+  bcast_released  bcast with the root releasing the others after each
+              iteration instead of MPI_Barrier: the same loop for every MPI
+              (collbench.c; no goal of its own, docs/performance.md)
   allreduce-n8  8 ranks on this 2-core machine, allreduce of 8 B,
               200 + 20 iterations
   latency-load  latency at 8 B and 64 KiB (run beside --load N processes)
@@ -57,7 +60,8 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               the same over TCP on loopback with shared memory off for all
               three (TCP_ONLY below)
   p2p, coll, tcp   groups: latency bw bibw rate latency_mt overlap / the nine
-              collectives / the three TCP benchmarks
+              collectives, the three *_forms and bcast_released / the three
+              TCP benchmarks
 
 Options:
   --quick     every iteration count divided by 20, one repetition, one
@@ -264,7 +268,7 @@ BENCHES = {
     "pack": Pack(),
     **{t: Bench("p2pbench.c", t) for t in ["latency", "bw", "bibw", "rate", "overlap"]},
     "latency_mt": Bench("p2pbench.c", "latency_mt", timeout=900),
-    **{t: Bench("collbench.c", t) for t in COLLS + FORMS},
+    **{t: Bench("collbench.c", t) for t in COLLS + FORMS + ["bcast_released"]},
     # MPICH spins: up to ~25 ms per operation with 8 ranks on 2 cores
     "allreduce-n8": Bench("collbench.c", "allreduce", nprocs=8,
                           args=["-s", "8", "-i", "200", "-x", "20"],
@@ -273,9 +277,9 @@ BENCHES = {
     **{f"{t}-tcp": Bench("p2pbench.c", t, variant=TCP_ONLY) for t in ["latency", "bw", "bibw"]},
 }
 GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
-          "coll": COLLS + FORMS,
+          "coll": COLLS + FORMS + ["bcast_released"],
           "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"]}
-TABLE = ["startup"] + GROUPS["p2p"] + COLLS + FORMS + ["allreduce-n8"]
+TABLE = ["startup"] + GROUPS["p2p"] + GROUPS["coll"] + ["allreduce-n8"]
 # the figure a benchmark's table row and plot show
 PRIMARY = {"overlap": "overlap", "pack": "ratio"}
 
@@ -680,7 +684,8 @@ SUMMARY = [("latency", s, "mean") for s in (8, 64 * KIB, MIB)] + \
     [(b, s, "mean") for b in ("bw", "bibw") for s in (8, 64 * KIB, 4 * MIB)] + \
     [("rate", 8, "mean"), ("latency_mt", 8, "mean")] + \
     [("allreduce", s, "mean") for s in (8, 64 * KIB, MIB)] + \
-    [(b, s, "mean") for b in ("allreduce_init", "bcast", "alltoall") for s in (8, 64 * KIB)] + \
+    [(b, s, "mean") for b in ("allreduce_init", "bcast", "bcast_released", "alltoall")
+     for s in (8, 64 * KIB)] + \
     [("allreduce_forms", s, "persistent") for s in (8, 64 * KIB, MIB)] + \
     [(b, 64 * KIB, "mean") for b in NONBLOCKING] + \
     [(b, MIB, "overlap") for b in NONBLOCKING] + \

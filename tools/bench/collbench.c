@@ -35,7 +35,8 @@
  *       10-50% (the hypervisor's placement and copy speed change between
  *       them), more than the forms differ; within one launch they see the
  *       same machine.  MPI >= 4 only.
- *   bcast_released                   bcast as above, but the untimed
+ *   bcast_released, bcast_init_released
+ *                                    bcast and bcast_init, but the untimed
  *       barrier after each iteration is the root releasing the others:
  *       every other rank sends rank 0 an empty message and waits for an
  *       empty answer, which rank 0 sends each once it has heard from all.
@@ -350,6 +351,7 @@ int main(int argc, char **argv)
         {"bcast_forms", BCAST, FORMS},
         {"alltoall_forms", ALLTOALL, FORMS},
         {"bcast_released", BCAST, BLOCKING},
+        {"bcast_init_released", BCAST, PERSISTENT},
     };
     bench_options(argc, argv);
     MPI_Init(&argc, &argv);
@@ -375,7 +377,7 @@ int main(int argc, char **argv)
             continue;
         }
 #endif
-        released = strcmp(tests[i].name, "bcast_released") == 0;
+        released = strstr(tests[i].name, "_released") != NULL;
         measure(tests[i].name, tests[i].op, tests[i].kind);
     }
     fflush(stdout);

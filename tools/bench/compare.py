@@ -50,9 +50,10 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
   allreduce_forms bcast_forms alltoall_forms
               the three forms interleaved in one launch (MPI >= 4 only):
               what the persistent goals compare
-  bcast_released  bcast with the root releasing the others after each
-              iteration instead of MPI_Barrier: the same loop for every MPI
-              (collbench.c; no goal of its own, docs/performance.md)
+  bcast_released bcast_init_released
+              bcast and bcast_init with the root releasing the others after
+              each iteration instead of MPI_Barrier: the same loop for every
+              MPI (collbench.c; no goal of their own, docs/performance.md)
   allreduce-n8  8 ranks on this 2-core machine, allreduce of 8 B,
               200 + 20 iterations
   latency-load  latency at 8 B and 64 KiB (run beside --load N processes)
@@ -60,7 +61,7 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               the same over TCP on loopback with shared memory off for all
               three (TCP_ONLY below)
   p2p, coll, tcp   groups: latency bw bibw rate latency_mt overlap / the nine
-              collectives, the three *_forms and bcast_released / the three
+              collectives, the three *_forms, the two *_released / the three
               TCP benchmarks
 
 Options:
@@ -262,13 +263,15 @@ PERSISTENT = [c + "_init" for c in BLOCKING]
 COLLS = BLOCKING + NONBLOCKING + PERSISTENT
 # the three forms of each in one launch, interleaved (collbench *_forms)
 FORMS = [c + "_forms" for c in BLOCKING]
+# the broadcasts with the root releasing the others after each iteration
+RELEASED = ["bcast_released", "bcast_init_released"]
 
 BENCHES = {
     "startup": Startup(),
     "pack": Pack(),
     **{t: Bench("p2pbench.c", t) for t in ["latency", "bw", "bibw", "rate", "overlap"]},
     "latency_mt": Bench("p2pbench.c", "latency_mt", timeout=900),
-    **{t: Bench("collbench.c", t) for t in COLLS + FORMS + ["bcast_released"]},
+    **{t: Bench("collbench.c", t) for t in COLLS + FORMS + RELEASED},
     # MPICH spins: up to ~25 ms per operation with 8 ranks on 2 cores
     "allreduce-n8": Bench("collbench.c", "allreduce", nprocs=8,
                           args=["-s", "8", "-i", "200", "-x", "20"],
@@ -277,7 +280,7 @@ BENCHES = {
     **{f"{t}-tcp": Bench("p2pbench.c", t, variant=TCP_ONLY) for t in ["latency", "bw", "bibw"]},
 }
 GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
-          "coll": COLLS + FORMS + ["bcast_released"],
+          "coll": COLLS + FORMS + RELEASED,
           "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"]}
 TABLE = ["startup"] + GROUPS["p2p"] + GROUPS["coll"] + ["allreduce-n8"]
 # the figure a benchmark's table row and plot show
@@ -684,7 +687,8 @@ SUMMARY = [("latency", s, "mean") for s in (8, 64 * KIB, MIB)] + \
     [(b, s, "mean") for b in ("bw", "bibw") for s in (8, 64 * KIB, 4 * MIB)] + \
     [("rate", 8, "mean"), ("latency_mt", 8, "mean")] + \
     [("allreduce", s, "mean") for s in (8, 64 * KIB, MIB)] + \
-    [(b, s, "mean") for b in ("allreduce_init", "bcast", "bcast_released", "alltoall")
+    [(b, s, "mean") for b in ("allreduce_init", "bcast", "bcast_released", "bcast_init",
+                              "bcast_init_released", "alltoall")
      for s in (8, 64 * KIB)] + \
     [("allreduce_forms", s, "persistent") for s in (8, 64 * KIB, MIB)] + \
     [(b, 64 * KIB, "mean") for b in NONBLOCKING] + \

@@ -733,6 +733,12 @@ bool cdn_progress_start_begin(bool end_linger)
     return true;
 }
 
+bool cdn_progress_polls_on(void)
+{
+    return cdn_engine.quiet_poll && !cdn_progress_in_thread &&
+           (polling_here || starting || cdn_progress_blocking);
+}
+
 static void leave(bool held);
 
 void cdn_progress_start_end(bool entered, bool held)

@@ -321,6 +321,16 @@ void cdn_progress_blocking_end(void);
 bool cdn_progress_start_begin(bool end_linger);
 void cdn_progress_start_end(bool entered, bool held);
 
+/* Does the calling thread go on polling the transports after what it does
+ * now: an application thread inside a blocking wait
+ * (cdn_progress_wait_until), a blocking call that starts and then waits
+ * (cdn_progress_blocking), or a start it waits for next
+ * (cdn_progress_start_begin)?  Then a doorbell it would ring may be owed a
+ * moment instead (transport/shm/shm.c, "Owed doorbells"): its polls pay it
+ * when due, and the transport pays every owed one when this process's last
+ * poller leaves or a thread goes to sleep.  Only with quiet doorbells. */
+bool cdn_progress_polls_on(void);
+
 /* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN
  * empty polls, then sleep until something completes or arrives.  Every
  * blocking call waits through this one loop. */

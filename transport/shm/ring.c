@@ -33,18 +33,23 @@ void shm_cons_open(struct shm_cons *c, struct shm_ring *r)
 
 atomic_ulong shm_bell_rings;
 
-void shm_bell_ring_fenced(struct shm_bell *b, int eventfd, int need)
+bool shm_bell_would_ring(struct shm_bell *b, int need)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0 &&
-        atomic_load_explicit(&b->polled, memory_order_seq_cst) == 0 &&
-        shm_bell_wants(b, need)) {
-        atomic_fetch_add_explicit(&shm_bell_rings, 1, memory_order_relaxed);  /* beside a system call */
-        uint64_t one = 1;
-        if (write(eventfd, &one, sizeof one) < 0) {
-            /* EAGAIN: the counter is saturated, the sleeper wakes anyway */
-        }
+    return atomic_load_explicit(&b->sleepers, memory_order_seq_cst) > 0 &&
+           atomic_load_explicit(&b->polled, memory_order_seq_cst) == 0 && shm_bell_wants(b, need);
+}
+
+bool shm_bell_ring_fenced(struct shm_bell *b, int eventfd, int need)
+{
+    if (!shm_bell_would_ring(b, need))
+        return false;
+    atomic_fetch_add_explicit(&shm_bell_rings, 1, memory_order_relaxed);  /* beside a system call */
+    uint64_t one = 1;
+    if (write(eventfd, &one, sizeof one) < 0) {
+        /* EAGAIN: the counter is saturated, the sleeper wakes anyway */
     }
+    return true;
 }
 
 void shm_bell_arm(struct shm_bell *b)

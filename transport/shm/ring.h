@@ -279,7 +279,10 @@ static inline bool shm_ring_crowded(struct shm_prod *p)
 /* Doorbell: after committing, wake the consumer if it sleeps and wants what
  * was written (need: a SHM_WANT_* index, SHM_WAKE_ALWAYS, or SHM_RING_LAZY:
  * data only a consumer thread asleep in MPI wants, see below). */
-void shm_bell_ring_fenced(struct shm_bell *b, int eventfd, int need);
+bool shm_bell_ring_fenced(struct shm_bell *b, int eventfd, int need);
+/* Would b be rung for need now (the fenced look of shm_bell_ring_fenced,
+ * without the write)? */
+bool shm_bell_would_ring(struct shm_bell *b, int need);
 /* Doorbells this process wrote (eventfd writes), for CADENCE_TRANSPORT_REPORT. */
 extern atomic_ulong shm_bell_rings;
 static inline void shm_bell_ring(struct shm_bell *b, int eventfd, int need)

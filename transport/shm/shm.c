@@ -35,6 +35,8 @@
  * Cells are written under the peer's lock (rings are single-producer);
  * when a ring is full, sends and control messages wait in the peer's
  * outbound queue, in order, and are flushed by later polls.
+ * Doorbells an application thread would ring while it goes on polling
+ * are owed for a moment first ("Owed doorbells" below).
  */
 #include <errno.h>
 #include <limits.h>
@@ -86,6 +88,8 @@ struct shm_out {
 #define SHM_PROBE_NS 5000000ull  /* 5 ms */
 /* CMA reads timed before the first choice (rndv_by_cma). */
 #define SHM_CMA_WARM 4
+/* How long an owed doorbell waits for its peer to poll (peer_ring). */
+#define SHM_RING_GRACE_NS 5000ull
 
 static struct shm_state *state_of(struct cdn_transport *tp)
 {
@@ -356,6 +360,91 @@ static int send_need(const struct cdn_request *sreq)
  * the cell and the doorbell of shm_send's eager case (send_need: lazily
  * rung on a user's context).  Allocating, completing and freeing a request
  * was two thirds of a small MPI_Send's instructions. */
+/* ---- Owed doorbells ----
+ *
+ * A doorbell is a write to the peer's eventfd.  Waking a thread on the
+ * other processing unit costs the writer 14-17 us on this KVM guest
+ * (tools/bench/wakecost.c), and the woken thread takes the peer's
+ * processing unit from its application for as long again -- often for
+ * nothing: a peer whose application ends a held start (its count of
+ * pollers given up because its progress thread sleeps with no timeout)
+ * and enters MPI_Wait a few hundred nanoseconds later is "not polling" for
+ * that moment, and a message written then rang it.  In a loop of 64 KiB
+ * MPI_Allreduce_init starts and waits that was 2-9 iterations in 110 at
+ * 25-90 us instead of 7, and the thread-off build was 11-20% faster on
+ * average (docs/progress.md, "Owed doorbells").
+ *
+ * So an application thread that goes on polling after the write
+ * (cdn_progress_polls_on: inside a blocking wait, or starting an operation
+ * it waits for next) owes the doorbell instead: its own polls ring it
+ * SHM_RING_GRACE_NS later if the peer still would be rung then (a sleeper
+ * armed, nobody polling there, a want for the cell); it is rung at once,
+ * if still wanted, when this process's last poller leaves (shm_polled) or
+ * a thread here goes to sleep (shm_arm), and by the progress thread's
+ * polls once due.  A peer that polls meanwhile takes the cell itself and
+ * is never woken.
+ */
+
+/* Ring p's doorbell now if it would be rung for any of needs (bit need +
+ * 3); true if it was. */
+static bool ring_needs(struct shm_peer *p, unsigned needs)
+{
+    for (int need = SHM_WAKE_ALWAYS; need < SHM_NWANTS; need++)
+        if ((needs & (1u << (need + 3))) && shm_bell_would_ring(&p->seg->bell, need))
+            return shm_bell_ring_fenced(&p->seg->bell, p->efd, need);
+    return false;
+}
+
+/* Ring what is owed: every owed doorbell (all), or those due by now. */
+static void pay_owed(struct shm_state *st, bool all)
+{
+    if (atomic_load_explicit(&st->owed, memory_order_relaxed) == 0)
+        return;
+    uint64_t now = all ? 0 : cdn_progress_now_ns();
+    for (int i = 0; i < st->nlocal; i++) {
+        struct shm_peer *p = &st->peers[i];
+        uint64_t due = atomic_load_explicit(&p->owed_due, memory_order_acquire);
+        if (i == st->me || due == 0 || (!all && now < due) ||
+            !atomic_compare_exchange_strong(&p->owed_due, &due, 0))
+            continue;
+        atomic_fetch_sub_explicit(&st->owed, 1, memory_order_relaxed);
+        /* after the due time is taken: a need added meanwhile owes anew */
+        unsigned needs = atomic_exchange_explicit(&p->owed_needs, 0, memory_order_acq_rel);
+        if (ring_needs(p, needs) && cdn_sent_report)
+            atomic_fetch_add_explicit(&st->owed_paid, 1, memory_order_relaxed);
+    }
+}
+
+/* Ring p's doorbell for need (shm_bell_ring), or owe it. */
+static void peer_ring(struct shm_state *st, struct shm_peer *p, int need)
+{
+    struct shm_bell *b = &p->seg->bell;
+    if (need == SHM_WAKE_NEVER)
+        return;
+    if (!cdn_progress_polls_on()) {
+        shm_bell_ring(b, p->efd, need);
+        return;
+    }
+    if (need == SHM_RING_LAZY) {
+        /* the plain looks of shm_bell_ring's lazy case */
+        if (atomic_load_explicit(&b->sleepers, memory_order_relaxed) == 0 ||
+            atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_relaxed) == 0)
+            return;
+        need = SHM_WANT_DATA;
+    }
+    if (!shm_bell_would_ring(b, need))
+        return;
+    /* the need first: a payer takes the due time, then the needs */
+    atomic_fetch_or_explicit(&p->owed_needs, 1u << (need + 3), memory_order_acq_rel);
+    uint64_t none = 0;
+    if (atomic_compare_exchange_strong(&p->owed_due, &none,
+                                       cdn_progress_now_ns() + SHM_RING_GRACE_NS)) {
+        atomic_fetch_add_explicit(&st->owed, 1, memory_order_relaxed);
+        if (cdn_sent_report)
+            atomic_fetch_add_explicit(&st->owed_total, 1, memory_order_relaxed);
+    }
+}
+
 static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
                          const void *data, size_t len, bool lazy)
 {
@@ -377,7 +466,7 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
     shm_ring_commit(&p->prod);
     int need = ring_need(p, lazy ? SHM_RING_LAZY : SHM_WANT_DATA);
     cdn_spin_unlock(&p->lock);
-    shm_bell_ring(&p->seg->bell, p->efd, need);
+    peer_ring(st, p, need);
     return true;
 }
 
@@ -409,7 +498,7 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
     int need = sent ? ring_need(p, send_need(sreq)) : SHM_WAKE_ALWAYS;
     cdn_spin_unlock(&p->lock);
     /* A full ring rings whatever the message: the receiver drains it. */
-    shm_bell_ring(&p->seg->bell, p->efd, need);
+    peer_ring(st, p, need);
     if (done)
         cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
     return MPI_SUCCESS;
@@ -445,7 +534,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
         queue(st, p, o);
     }
     cdn_spin_unlock(&p->lock);
-    shm_bell_ring(&p->seg->bell, p->efd, need);
+    peer_ring(st, p, need);
 }
 
 static void send_ctrl(struct shm_state *st, struct shm_peer *p, uint32_t type, uint64_t a,
@@ -865,7 +954,7 @@ static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_ce
     int n = flush(st, p, &done, &streamed);
     cdn_spin_unlock(&p->lock);
     if (n > 0)
-        shm_bell_ring(&p->seg->bell, p->efd, SHM_WAKE_ALWAYS);
+        peer_ring(st, p, SHM_WAKE_ALWAYS);
     report(done, streamed);
 }
 
@@ -978,12 +1067,13 @@ static int shm_poll(struct cdn_transport *tp)
             int m = p->outq != NULL ? flush(st, p, &done, &streamed) : 0;
             cdn_spin_unlock(&p->lock);
             if (m > 0) {
-                shm_bell_ring(&p->seg->bell, p->efd, SHM_WAKE_ALWAYS);
+                peer_ring(st, p, SHM_WAKE_ALWAYS);
                 n += m;
             }
             report(done, streamed);
         }
     }
+    pay_owed(st, false);
     return n;
 }
 
@@ -1011,6 +1101,7 @@ static int shm_fd(struct cdn_transport *tp)
 static int shm_arm(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
+    pay_owed(st, true);  /* nobody here polls while we sleep */
     shm_bell_arm(&st->seg->bell);
     if (any_pending(st))
         return 1;
@@ -1064,6 +1155,8 @@ static bool shm_polled(struct cdn_transport *tp, int delta)
 {
     struct shm_state *st = state_of(tp);
     struct shm_bell *b = &st->seg->bell;
+    if (delta < 0 && atomic_load_explicit(&b->polled, memory_order_seq_cst) == 1)
+        pay_owed(st, true);  /* the last poller leaves: nobody pays later */
     if (!shm_bell_quiet(b, delta))
         return false;
     return atomic_load_explicit(&st->queued, memory_order_relaxed) > 0 ||
@@ -1116,6 +1209,7 @@ static int shm_wireup(struct cdn_transport *tp)
 static void shm_finalize(struct cdn_transport *tp)
 {
     struct shm_state *st = state_of(tp);
+    pay_owed(st, true);
     if (cdn_sent_report) {
         fprintf(stderr, "cadence: rank %d: shm split copies %lu, upper half by the sender %lu, "
                 "taken back %lu\n", cdn_job_rank(), atomic_load(&st->splits),
@@ -1124,8 +1218,9 @@ static void shm_finalize(struct cdn_transport *tp)
                 "%lu\n", cdn_job_rank(), atomic_load(&st->rndv_cma), atomic_load(&st->rndv_ring));
         fprintf(stderr, "cadence: rank %d: shm sent by rendezvous though no larger than the "
                 "eager limit %lu\n", cdn_job_rank(), atomic_load(&st->rndv_mid));
-        fprintf(stderr, "cadence: rank %d: shm doorbells rung %lu\n", cdn_job_rank(),
-                atomic_load(&shm_bell_rings));
+        fprintf(stderr, "cadence: rank %d: shm doorbells rung %lu, owed %lu (rung when due %lu)\n",
+                cdn_job_rank(), atomic_load(&shm_bell_rings), atomic_load(&st->owed_total),
+                atomic_load(&st->owed_paid));
         for (int i = 0; i < st->nlocal; i++)
             if (i != st->me && atomic_load(&st->peers[i].rndv_seen) > 0)
                 fprintf(stderr, "cadence: rank %d: shm copy rates from rank %d (bytes per 1024 "

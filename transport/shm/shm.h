@@ -76,6 +76,10 @@ struct shm_peer {
     unsigned fill_rate, fills;       /* our copies into its ring: the average published in
                                       * the ring every few cells (under lock) */
     uint32_t claim_gen[SHM_CLAIMS];  /* each slot's generation, bumped by its user */
+    /* An owed doorbell (shm.c, "Owed doorbells"): when it is due (ns; 0:
+     * none owed), and the needs it was owed for (bit need + 3). */
+    _Atomic uint64_t owed_due;
+    atomic_uint owed_needs;
 };
 
 struct shm_state {
@@ -108,6 +112,9 @@ struct shm_state {
     int prefault_max;                /* CADENCE_SHM_PREFAULT: fault rings in up to this many
                                       * processes per node */
     atomic_int queued;               /* items in outbound queues */
+    atomic_int owed;                 /* peers owed a doorbell (shm.c) */
+    atomic_ulong owed_total, owed_paid;  /* doorbells owed, and rung when due
+                                          * (CADENCE_TRANSPORT_REPORT) */
 };
 
 /* segment.c */

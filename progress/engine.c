@@ -683,6 +683,17 @@ void cdn_progress_unpark_slow(void)
 
 static void blocking_entered(void);
 
+/* The calling application thread stops polling: the transports ring what
+ * it owes (cdn_progress_polls_on). */
+static void settle(void)
+{
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->settle != NULL)
+            tp->ops->settle(tp);
+    }
+}
+
 void cdn_progress_blocking_begin(void)
 {
     if (!cdn_engine.quiet_poll || cdn_progress_blocking)
@@ -696,6 +707,7 @@ void cdn_progress_blocking_end(void)
     if (!cdn_progress_blocking)
         return;
     cdn_progress_blocking = false;
+    settle();
     cdn_progress_leave_short();
     if (wake_owed) {
         wake_owed = false;
@@ -751,6 +763,8 @@ void cdn_progress_start_end(bool entered, bool held)
      * here. */
     poll_transports();
     starting = false;
+    if (!held)
+        settle();  /* the wait expected next will not pay it */
     if (held) {
         if (cdn_sent_report)
             atomic_fetch_add_explicit(&cdn_engine.held, 1, memory_order_relaxed);
@@ -870,6 +884,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
         idle = gen_unchanged(gen) ? cdn_engine.spin_polls - 1 : 0;
     }
     polling_here = false;
+    settle();
     if (long_wait)
         cdn_progress_app_leave();
     else

@@ -327,8 +327,10 @@ void cdn_progress_start_end(bool entered, bool held);
  * (cdn_progress_blocking), or a start it waits for next
  * (cdn_progress_start_begin)?  Then a doorbell it would ring may be owed a
  * moment instead (transport/shm/shm.c, "Owed doorbells"): its polls pay it
- * when due, and the transport pays every owed one when this process's last
- * poller leaves or a thread goes to sleep.  Only with quiet doorbells. */
+ * when due, and what is owed is rung when it stops polling (the wait
+ * returns, a start it does not wait for next ends: transport op settle),
+ * when this process's last poller leaves and when a thread goes to sleep.
+ * Only with quiet doorbells. */
 bool cdn_progress_polls_on(void);
 
 /* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN

@@ -91,6 +91,10 @@ struct cdn_transport_ops {
      * transport with an fd and without this op keeps the progress thread
      * parking instead of sleeping in epoll while applications poll. */
     bool (*polled)(struct cdn_transport *tp, int delta);
+    /* Optional: an application thread stops polling (it leaves a blocking
+     * wait, or a start it does not wait for next): ring now what it owes
+     * (doorbells put off while it polled, transport/shm/shm.c). */
+    void (*settle)(struct cdn_transport *tp);
     void (*finalize)(struct cdn_transport *tp);
 };
 

@@ -379,10 +379,12 @@ static int send_need(const struct cdn_request *sreq)
  * it waits for next) owes the doorbell instead: its own polls ring it
  * SHM_RING_GRACE_NS later if the peer still would be rung then (a sleeper
  * armed, nobody polling there, a want for the cell); it is rung at once,
- * if still wanted, when this process's last poller leaves (shm_polled) or
- * a thread here goes to sleep (shm_arm), and by the progress thread's
- * polls once due.  A peer that polls meanwhile takes the cell itself and
- * is never woken.
+ * if still wanted, when the thread stops polling (its wait returns, or a
+ * start it does not wait for next ends: shm_settle -- a held start's
+ * doorbells are left to its wait), when this process's last poller leaves
+ * (shm_polled) or a thread here goes to sleep (shm_arm), and by the
+ * progress thread's polls once due.  A peer that polls meanwhile takes the
+ * cell itself and is never woken.
  */
 
 /* Ring p's doorbell now if it would be rung for any of needs (bit need +
@@ -1163,6 +1165,11 @@ static bool shm_polled(struct cdn_transport *tp, int delta)
            any_would_ring(st, b, true);
 }
 
+static void shm_settle(struct cdn_transport *tp)
+{
+    pay_owed(state_of(tp), true);
+}
+
 static bool shm_lazy_wanted(struct cdn_transport *tp)
 {
     struct shm_bell *b = &state_of(tp)->seg->bell;
@@ -1259,6 +1266,7 @@ static const struct cdn_transport_ops shm_ops = {
     .disarm = shm_disarm,
     .want = shm_want,
     .lazy_wanted = shm_lazy_wanted,
+    .settle = shm_settle,
     .finalize = shm_finalize,
 };
 

@@ -321,16 +321,6 @@ static void *progress_main(void *arg)
             !cdn_progress_nap(nap_ns)) {
             if (deep_unless_lingering()) {
                 linger_sleep(&look);
-            } else if (atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed)) {
-                /* Held starts lately: asleep with no timeout, the next
-                 * held start's count could not linger for its wait
-                 * (leave, engine.c) and the start's end would wake us
-                 * instead -- on the application's processing unit, in
-                 * the middle of its call.  A look LINGER_WAITS_NS later
-                 * (leave pairs its look at thread_deep with this store). */
-                atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_seq_cst);
-                look.next_ns = LINGER_WAITS_NS;
-                linger_sleep(&look);
             } else {
                 look.next_ns = cdn_engine.linger_ns;
                 cdn_progress_epoll_sleep(-1, NULL, 0);

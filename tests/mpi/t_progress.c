@@ -3,9 +3,13 @@
  *
  * rendezvous / ssend: rank 1 posts a receive (16 MiB, or a small one
  * matched by MPI_Issend), tells rank 0, then computes for 1 s without any
- * MPI call.  Rank 0 sends and waits.  With the progress thread, rank 0's
- * wait returns while rank 1 still computes: its completion time must be
- * well before the moment rank 1 calls MPI_Wait.  Times are CLOCK_MONOTONIC,
+ * MPI call.  Rank 0 sends and waits, or sends with a blocking MPI_Send.
+ * Through the rings (CADENCE_SHM_CMA=0) the sender streams the data from
+ * its wait, and the doorbells for rank 1's progress thread are owed while
+ * it polls and rung when due (transport/shm/shm.c, "Owed doorbells").
+ * With the progress thread, rank 0's wait returns while rank 1 still
+ * computes: its completion time must be well before the moment rank 1
+ * calls MPI_Wait.  Times are CLOCK_MONOTONIC,
  * one clock for every process of the node; the property checked is the
  * order of two events in one run, not a speed.
  *
@@ -143,8 +147,9 @@ static bool compute_until_posted(int other, double limit)
 
 /* The receiver's side of a 16 MiB-class transfer in overlap(): how it
  * posts its receive relative to the send. */
-enum kind { K_ISEND, K_ISSEND, K_LATE_RECV };
-static const char *kind_name[] = {"MPI_Isend", "MPI_Issend", "receive posted after the send"};
+enum kind { K_ISEND, K_ISSEND, K_LATE_RECV, K_SEND };
+static const char *kind_name[] = {"MPI_Isend", "MPI_Issend", "receive posted after the send",
+                                  "MPI_Send"};
 
 static char fill(int i, int round)
 {
@@ -202,13 +207,17 @@ static int overlap(int rank, enum kind kind, int bytes, double secs, double marg
             buf[i] = fill(i, round);
         if (kind != K_LATE_RECV)
             MPI_Recv(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (kind == K_ISSEND)
-            MPI_Issend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
-        else
-            MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
-        if (kind == K_LATE_RECV)
-            MPI_Send(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (kind == K_SEND) {
+            MPI_Send(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        } else {
+            if (kind == K_ISSEND)
+                MPI_Issend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
+            else
+                MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
+            if (kind == K_LATE_RECV)
+                MPI_Send(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
         times[0] = now();
         if (board_step)
             board_post(0);
@@ -566,6 +575,7 @@ int main(int argc, char **argv)
         overlap(rank, K_ISEND, 16 << 20, 1.0, 0.5, 0, "Isend 16 MiB");
         overlap(rank, K_ISSEND, 64, 1.0, 0.5, 0, "Issend 64 B");
         overlap(rank, K_ISSEND, 16 << 20, 1.0, 0.5, 0, "Issend 16 MiB");
+        overlap(rank, K_SEND, 16 << 20, 1.0, 0.5, 0, "Send 16 MiB");
     }
     if (strcmp(mode, "all") == 0 || strcmp(mode, "repeat") == 0)
         repeat(rank);

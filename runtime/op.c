@@ -136,7 +136,10 @@ INT_KINDS(DEF_BAND)
 INT_KINDS(DEF_BOR)
 INT_KINDS(DEF_BXOR)
 
-/* MINLOC/MAXLOC: the better value wins; on a tie, the smaller index. */
+/* MINLOC/MAXLOC: the better value wins; on a tie, the smaller index.  The
+ * value and the index are copied each, not the struct: the last pair of a
+ * buffer ends at the type's true extent, before the struct's padding (a
+ * schedule's scratch is sized so; MPI_DOUBLE_INT is 12 bytes of 16). */
 #define DEF_LOC(k, V, I)                                                                     \
     struct pair_##k { V v; I i; };                                                           \
     static void MAXLOC_##k(const void *in_, void *io_, MPI_Count n)                          \
@@ -145,7 +148,7 @@ INT_KINDS(DEF_BXOR)
         struct pair_##k *io = io_;                                                           \
         for (MPI_Count j = 0; j < n; j++) {                                                  \
             if (in[j].v > io[j].v || (!(in[j].v < io[j].v) && in[j].i < io[j].i))            \
-                io[j] = in[j];                                                               \
+                io[j].v = in[j].v, io[j].i = in[j].i;                                        \
         }                                                                                    \
     }                                                                                        \
     static void MINLOC_##k(const void *in_, void *io_, MPI_Count n)                          \
@@ -154,7 +157,7 @@ INT_KINDS(DEF_BXOR)
         struct pair_##k *io = io_;                                                           \
         for (MPI_Count j = 0; j < n; j++) {                                                  \
             if (in[j].v < io[j].v || (!(in[j].v > io[j].v) && in[j].i < io[j].i))            \
-                io[j] = in[j];                                                               \
+                io[j].v = in[j].v, io[j].i = in[j].i;                                        \
         }                                                                                    \
     }
 PAIR_KINDS(DEF_LOC)

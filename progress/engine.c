@@ -747,7 +747,9 @@ bool cdn_progress_start_begin(bool end_linger)
 
 bool cdn_progress_polls_on(void)
 {
-    return cdn_engine.quiet_poll && !cdn_progress_in_thread &&
+    /* Oversubscribed, a waiter yields the processor between polls and may
+     * not poll again for a scheduler slice: it rings at once. */
+    return cdn_engine.quiet_poll && !cdn_progress_in_thread && !cdn_engine.oversubscribed &&
            (polling_here || starting || cdn_progress_blocking);
 }
 

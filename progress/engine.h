@@ -330,7 +330,7 @@ void cdn_progress_start_end(bool entered, bool held);
  * when due, and what is owed is rung when it stops polling (the wait
  * returns, a start it does not wait for next ends: transport op settle),
  * when this process's last poller leaves and when a thread goes to sleep.
- * Only with quiet doorbells. */
+ * Only with quiet doorbells, and not oversubscribed. */
 bool cdn_progress_polls_on(void);
 
 /* Drive progress until cond(arg) holds: poll, spin CADENCE_PROGRESS_SPIN

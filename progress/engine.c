@@ -833,6 +833,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
 {
     blocking_entered();
     if (cond(arg)) {
+        settle();  /* what a held start owed, its operation done already */
         cdn_progress_blocking_end();
         return;
     }
@@ -991,8 +992,10 @@ void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)
      * full wait yields between polls at once. */
     if (cdn_engine.quiet_poll && !cdn_progress_blocking && !cdn_engine.oversubscribed) {
         for (int i = 0; i < CDN_PROGRESS_LATE_POLLS; i++) {
-            if (cond(arg))
+            if (cond(arg)) {
+                settle();
                 return;
+            }
             /* the thread works on our processing unit: the full wait yields */
             if (atomic_load_explicit(&cdn_engine.thread_busy, memory_order_relaxed) &&
                 atomic_load_explicit(&cdn_engine.thread_shares_pu, memory_order_relaxed))

@@ -285,17 +285,23 @@ bool shm_bell_ring_fenced(struct shm_bell *b, int eventfd, int need);
 bool shm_bell_would_ring(struct shm_bell *b, int need);
 /* Doorbells this process wrote (eventfd writes), for CADENCE_TRANSPORT_REPORT. */
 extern atomic_ulong shm_bell_rings;
+/* A lazy need as the fenced path takes it: SHM_WAKE_NEVER unless plain
+ * looks (no fence: "Lazy cells" above) find a consumer thread asleep in
+ * MPI and an armed sleeper, then SHM_WANT_DATA; other needs unchanged. */
+static inline int shm_bell_unlazy(const struct shm_bell *b, int need)
+{
+    if (need != SHM_RING_LAZY)
+        return need;
+    return atomic_load_explicit(&b->sleepers, memory_order_relaxed) == 0 ||
+                   atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_relaxed) == 0
+               ? SHM_WAKE_NEVER
+               : SHM_WANT_DATA;
+}
 static inline void shm_bell_ring(struct shm_bell *b, int eventfd, int need)
 {
-    if (need == SHM_RING_LAZY) {
-        /* no fence: plain looks ("Lazy cells" above); a consumer thread
-         * asleep in MPI and an armed sleeper: the fenced path */
-        if (atomic_load_explicit(&b->sleepers, memory_order_relaxed) == 0 ||
-            atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_relaxed) == 0)
-            return;
-        need = SHM_WANT_DATA;
-    }
-    shm_bell_ring_fenced(b, eventfd, need);
+    need = shm_bell_unlazy(b, need);
+    if (need != SHM_WAKE_NEVER)
+        shm_bell_ring_fenced(b, eventfd, need);
 }
 /* Consumer: arm before re-checking the rings and sleeping; disarm after
  * (drains the eventfd). */

@@ -356,10 +356,6 @@ static int send_need(const struct cdn_request *sreq)
     return cdn_p2p_send_lazy(sreq) ? SHM_RING_LAZY : SHM_WANT_DATA;
 }
 
-/* A blocking standard eager send with no request (transport.h, send_now):
- * the cell and the doorbell of shm_send's eager case (send_need: lazily
- * rung on a user's context).  Allocating, completing and freeing a request
- * was two thirds of a small MPI_Send's instructions. */
 /* ---- Owed doorbells ----
  *
  * A doorbell is a write to the peer's eventfd.  Waking a thread on the
@@ -392,8 +388,8 @@ static int send_need(const struct cdn_request *sreq)
 static bool ring_needs(struct shm_peer *p, unsigned needs)
 {
     for (int need = SHM_WAKE_ALWAYS; need < SHM_NWANTS; need++)
-        if ((needs & (1u << (need + 3))) && shm_bell_would_ring(&p->seg->bell, need))
-            return shm_bell_ring_fenced(&p->seg->bell, p->efd, need);
+        if ((needs & (1u << (need + 3))) && shm_bell_ring_fenced(&p->seg->bell, p->efd, need))
+            return true;
     return false;
 }
 
@@ -421,18 +417,12 @@ static void pay_owed(struct shm_state *st, bool all)
 static void peer_ring(struct shm_state *st, struct shm_peer *p, int need)
 {
     struct shm_bell *b = &p->seg->bell;
+    need = shm_bell_unlazy(b, need);
     if (need == SHM_WAKE_NEVER)
         return;
     if (!cdn_progress_polls_on()) {
-        shm_bell_ring(b, p->efd, need);
+        shm_bell_ring_fenced(b, p->efd, need);
         return;
-    }
-    if (need == SHM_RING_LAZY) {
-        /* the plain looks of shm_bell_ring's lazy case */
-        if (atomic_load_explicit(&b->sleepers, memory_order_relaxed) == 0 ||
-            atomic_load_explicit(&b->want[SHM_WANT_DATA], memory_order_relaxed) == 0)
-            return;
-        need = SHM_WANT_DATA;
     }
     if (!shm_bell_would_ring(b, need))
         return;
@@ -447,6 +437,10 @@ static void peer_ring(struct shm_state *st, struct shm_peer *p, int need)
     }
 }
 
+/* A blocking standard eager send with no request (transport.h, send_now):
+ * the cell and the doorbell of shm_send's eager case (send_need: lazily
+ * rung on a user's context).  Allocating, completing and freeing a request
+ * was two thirds of a small MPI_Send's instructions. */
 static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
                          const void *data, size_t len, bool lazy)
 {

@@ -15,16 +15,23 @@
  * process_vm_readv of size bytes), "memcpy" (aligned), "memcpy+8" (the
  * destination 8 bytes past a cache line, the source aligned: glibc's
  * `rep movsb` path falls off a cliff there on some x86 processors), mean
- * over about 2 GB copied after 100 warm-up copies.  CMA needs ptrace
- * permission over the child (a parent has it unless Yama forbids even
- * that); the program says so and exits 1 when it is refused.
+ * over about 2 GB copied after 100 warm-up copies.  Then kind "cma-both":
+ * two processes each read the other's buffer at the same time, size bytes
+ * per call, as the two ranks of a bidirectional bandwidth benchmark do
+ * (both directions' bytes counted, over the slower process's time) -- the
+ * ceiling under bibw above the eager limit.  CMA needs ptrace permission
+ * over the other process (a parent has it over its child unless Yama
+ * forbids even that; the parent lets its child read it back); the program
+ * says so and exits 1 when it is refused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,10 +46,72 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void line(long n, const char *kind, double secs, long iters)
+/* ways: the copies each iteration made at once (2 for cma-both) */
+static void line(long n, const char *kind, double secs, long iters, int ways)
 {
     printf("cmacost,%ld,%s,%.3f,%.1f\n", n, kind, secs / (double)iters * 1e6,
-           (double)n * (double)iters / secs / 1e9);
+           (double)n * ways * (double)iters / secs / 1e9);
+}
+
+static long iters_for(long n)
+{
+    long iters = 2000000000L / n;
+    return iters > 200000 ? 200000 : iters;
+}
+
+/* Both ways at once: this process and `other` (connected by the pipe ends
+ * rd and wr) each read n bytes of the other's src into their own dst,
+ * iters times after 100 warm-up reads, starting together; returns this
+ * process's time, or -1 if a read failed. */
+static double read_both(pid_t other, int rd, int wr, char *src, char *dst, long n, long iters)
+{
+    struct iovec l = {dst, (size_t)n}, r = {src, (size_t)n};
+    char c = 0;
+    bool ok = true;
+    for (int k = 0; k < 100 && ok; k++)
+        ok = process_vm_readv(other, &l, 1, &r, 1, 0) == (ssize_t)n;
+    if (!ok)
+        fprintf(stderr, "cmacost: process_vm_readv (both ways): %s\n", strerror(errno));
+    /* start together: each tells the other it is ready and waits for it */
+    if (write(wr, &c, 1) != 1 || read(rd, &c, 1) != 1 || !ok)
+        return -1;
+    double t = now();
+    for (long k = 0; k < iters; k++)
+        (void)process_vm_readv(other, &l, 1, &r, 1, 0);
+    return now() - t;
+}
+
+static int both_ways(char *src, char *dst)
+{
+    int to_child[2], to_parent[2], times[2];
+    if (pipe(to_child) != 0 || pipe(to_parent) != 0 || pipe(times) != 0)
+        return 1;
+    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  /* only with Yama */
+    pid_t parent = getpid(), child = fork();
+    if (child < 0)
+        return 1;
+    if (child == 0) {
+        memset(src, 3, MAXB);  /* pages of its own, as another rank's */
+        for (long n = 4096; n <= MAXB; n *= 2) {
+            double t = read_both(parent, to_child[0], to_parent[1], src, dst, n, iters_for(n));
+            if (write(times[1], &t, sizeof t) != sizeof t || t < 0)
+                _exit(1);
+        }
+        _exit(0);
+    }
+    int rc = 0;
+    for (long n = 4096; n <= MAXB && rc == 0; n *= 2) {
+        long iters = iters_for(n);
+        double t = read_both(child, to_parent[0], to_child[1], src, dst, n, iters), tc;
+        if (read(times[0], &tc, sizeof tc) != sizeof tc || t < 0 || tc < 0) {
+            rc = 1;
+            break;
+        }
+        line(n, "cma-both", t > tc ? t : tc, iters, 2);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    return rc;
 }
 
 int main(void)
@@ -61,9 +130,7 @@ int main(void)
     }
     int rc = 0;
     for (long n = 4096; n <= MAXB && rc == 0; n *= 2) {
-        long iters = 2000000000L / n;
-        if (iters > 200000)
-            iters = 200000;
+        long iters = iters_for(n);
         struct iovec l = {dst, (size_t)n}, r = {src, (size_t)n};
         for (int k = 0; k < 100; k++)
             if (process_vm_readv(child, &l, 1, &r, 1, 0) != (ssize_t)n) {
@@ -76,7 +143,7 @@ int main(void)
         double t = now();
         for (long k = 0; k < iters; k++)
             (void)process_vm_readv(child, &l, 1, &r, 1, 0);
-        line(n, "cma", now() - t, iters);
+        line(n, "cma", now() - t, iters, 1);
         for (int off = 0; off <= 8; off += 8) {
             char *d = dst + off;
             for (int k = 0; k < 100; k++)
@@ -86,10 +153,10 @@ int main(void)
                 memcpy(d, src, (size_t)n);
                 __asm__ volatile("" : : "r"(d) : "memory");  /* keep every copy */
             }
-            line(n, off == 0 ? "memcpy" : "memcpy+8", now() - t, iters);
+            line(n, off == 0 ? "memcpy" : "memcpy+8", now() - t, iters, 1);
         }
     }
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
-    return rc;
+    return rc != 0 ? rc : both_ways(src, dst);
 }

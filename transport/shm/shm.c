@@ -59,7 +59,8 @@
 #include "transport/shm/shm.h"
 #include "transport/shm/tsan.h"
 
-enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_CANCEL, C_CANCELLED, C_PUSH, C_PUSHED };
+enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_CANCEL, C_CANCELLED, C_PUSH, C_PUSHED,
+       C_SMALL /* C_EAGER's short form (ring.h, struct shm_small) */ };
 
 /* A control cell: type, a and b, h.bytes = len, h.cookie = d, and e and f
  * as the first 16 bytes of data. */
@@ -202,6 +203,33 @@ static bool send_rndv(struct shm_state *st, struct shm_peer *p, const struct cdn
     return (sreq->u.p2p.seg.contig != NULL || sreq->u.p2p.tmp != NULL) && mid_rndv(p, true);
 }
 
+/* A standard eager message of h's header in the short form, if it fits
+ * (ring.h, struct shm_small): its payload's place, or NULL. */
+static inline unsigned char *small_cell(struct shm_cell *c, const struct cdn_wire_hdr *h)
+{
+    if (h->flags != 0 || h->bytes > SHM_SMALL_MAX)
+        return NULL;
+    struct shm_small *sc = (struct shm_small *)c;
+    sc->type = C_SMALL;
+    sc->len = (uint16_t)h->bytes;
+    sc->ctx = h->ctx;
+    sc->src = h->src;
+    sc->tag = h->tag;
+    return sc->data;
+}
+
+/* A cell in the short form has arrived: the header it stands for. */
+static inline void small_arrived(struct shm_state *st, struct shm_peer *p,
+                                 const struct shm_cell *c)
+{
+    const struct shm_small *sc = (const struct shm_small *)c;
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&st->eager_short, 1, memory_order_relaxed);
+    struct cdn_wire_hdr h = {.ctx = sc->ctx, .src = sc->src, .tag = sc->tag, .flags = 0,
+                             .bytes = sc->len, .cookie = 0};
+    cdn_p2p_arrived(&st->tp, p->world, &h, sc->data, 0, p->cons.tail);
+}
+
 /* Write a send's first cell; false when the ring is full.  *done: an eager
  * send whose buffer is free (report after unlocking). */
 static inline bool emit_send(struct shm_peer *p, struct cdn_request *sreq, bool *done)
@@ -211,12 +239,19 @@ static inline bool emit_send(struct shm_peer *p, struct cdn_request *sreq, bool 
         return false;
     SHM_HB_RELEASE(sreq);
     sreq->u.p2p.wire_id = p->prod.head;  /* the cell's ring position names the message */
-    cdn_p2p_wire_hdr(sreq, &c->h);
-    if (!sreq->u.p2p.rndv) {
+    struct cdn_wire_hdr h;
+    cdn_p2p_wire_hdr(sreq, &h);
+    unsigned char *small = !sreq->u.p2p.rndv ? small_cell(c, &h) : NULL;
+    if (small != NULL) {
+        cdn_p2p_send_pack(sreq, 0, small, (size_t)h.bytes);
+        *done = true;
+    } else if (!sreq->u.p2p.rndv) {
+        c->h = h;
         c->type = C_EAGER;
         c->len = (uint16_t)cdn_p2p_send_pack(sreq, 0, c->data, (size_t)c->h.bytes);
         *done = true;
     } else {
+        c->h = h;
         c->type = C_RTS;
         c->h.flags |= CDN_WIRE_RNDV;
         c->a = (uint64_t)(uintptr_t)cdn_p2p_send_contig(sreq);
@@ -224,7 +259,7 @@ static inline bool emit_send(struct shm_peer *p, struct cdn_request *sreq, bool 
         *done = false;
         atomic_fetch_add_explicit(&p->rndv_out, 1, memory_order_relaxed);
     }
-    if (c->type == C_RTS || (c->h.flags & CDN_WIRE_SYNC))  /* cell_need: SHM_WANT_POSTED */
+    if (sreq->u.p2p.rndv || (h.flags & CDN_WIRE_SYNC))  /* cell_need: SHM_WANT_POSTED */
         atomic_store_explicit(&p->prod.ring->posted_cells,
                               atomic_load_explicit(&p->prod.ring->posted_cells,
                                                    memory_order_relaxed) + 1,
@@ -454,11 +489,15 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
         cdn_spin_unlock(&p->lock);
         return false;
     }
-    c->h = *h;
-    c->type = C_EAGER;
-    c->len = (uint16_t)len;
+    unsigned char *to = small_cell(c, h);
+    if (to == NULL) {
+        c->h = *h;
+        c->type = C_EAGER;
+        c->len = (uint16_t)len;
+        to = c->data;
+    }
     if (len > 0)
-        cdn_copy(c->data, data, len);
+        cdn_copy(to, data, len);
     shm_ring_commit(&p->prod);
     int need = ring_need(p, lazy ? SHM_RING_LAZY : SHM_WANT_DATA);
     cdn_spin_unlock(&p->lock);
@@ -975,6 +1014,8 @@ static inline int cell_need(const struct shm_cell *c)
     uint16_t type = __atomic_load_n(&c->type, __ATOMIC_RELAXED);
     if (type == C_RTS)
         return SHM_WANT_POSTED;
+    if (type == C_SMALL)
+        return SHM_WANT_DATA;
     if (type == C_EAGER)
         return __atomic_load_n(&c->h.flags, __ATOMIC_RELAXED) & CDN_WIRE_SYNC ? SHM_WANT_POSTED
                                                                               : SHM_WANT_DATA;
@@ -994,7 +1035,12 @@ static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_pe
     else if (c->type == C_DATA)
         SHM_HB_ACQUIRE(c->b);
     switch (c->type) {
+    case C_SMALL:
+        small_arrived(st, p, c);
+        break;
     case C_EAGER:
+        if (cdn_sent_report && !(c->h.flags & CDN_WIRE_SYNC))
+            atomic_fetch_add_explicit(&st->eager_long, 1, memory_order_relaxed);
         cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0, p->cons.tail);
         break;
     case C_RTS:
@@ -1042,13 +1088,20 @@ static int shm_poll(struct cdn_transport *tp)
         struct shm_peer *p = st->from[i];
         struct shm_cell *c;
         for (uint32_t k = 0; k < p->cons.ncells && (c = shm_ring_peek(&p->cons)) != NULL; k++) {
-            /* The common cell, a standard eager message, here; handle()
-             * does the same for it (not of need SHM_WANT_POSTED: nothing
+            /* The common cells, standard eager messages, here; handle()
+             * does the same for them (not of need SHM_WANT_POSTED: nothing
              * to count) and everything else. */
-            if (c->type == C_EAGER && !(c->h.flags & CDN_WIRE_SYNC))
+            if (c->type == C_SMALL) {
+                shm_ring_look_ahead(&p->cons, 1);
+                small_arrived(st, p, c);
+            } else if (c->type == C_EAGER && !(c->h.flags & CDN_WIRE_SYNC)) {
+                shm_ring_look_ahead(&p->cons, shm_cell_lines(c->len));
+                if (cdn_sent_report)
+                    atomic_fetch_add_explicit(&st->eager_long, 1, memory_order_relaxed);
                 cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0, p->cons.tail);
-            else
+            } else {
                 handle(st, p, c);
+            }
             shm_ring_release(&p->cons);
             n++;
         }
@@ -1219,6 +1272,9 @@ static void shm_finalize(struct cdn_transport *tp)
                 "%lu\n", cdn_job_rank(), atomic_load(&st->rndv_cma), atomic_load(&st->rndv_ring));
         fprintf(stderr, "cadence: rank %d: shm sent by rendezvous though no larger than the "
                 "eager limit %lu\n", cdn_job_rank(), atomic_load(&st->rndv_mid));
+        fprintf(stderr, "cadence: rank %d: shm standard eager messages received in one line %lu, "
+                "longer %lu\n", cdn_job_rank(), atomic_load(&st->eager_short),
+                atomic_load(&st->eager_long));
         fprintf(stderr, "cadence: rank %d: shm doorbells rung %lu, owed %lu (rung when due %lu)\n",
                 cdn_job_rank(), atomic_load(&shm_bell_rings), atomic_load(&st->owed_total),
                 atomic_load(&st->owed_paid));

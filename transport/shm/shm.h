@@ -109,6 +109,9 @@ struct shm_state {
     /* Messages of at most the eager limit sent by rendezvous (send_rndv;
      * the same report). */
     atomic_ulong rndv_mid;
+    /* Standard eager messages received in the short and the long form
+     * (ring.h, struct shm_small), for CADENCE_TRANSPORT_REPORT. */
+    atomic_ulong eager_short, eager_long;
     int prefault_max;                /* CADENCE_SHM_PREFAULT: fault rings in up to this many
                                       * processes per node */
     atomic_int queued;               /* items in outbound queues */

@@ -9,7 +9,7 @@
  * bytes within its own memory with memcpy, at every size from 4 KiB to
  * 4 MiB, both buffers page-aligned and warm.
  *
- *   cc -O2 -o cmacost tools/bench/cmacost.c && ./cmacost
+ *   cc -O2 -o cmacost tools/bench/cmacost.c && ./cmacost [--both]
  *
  * Each line is "cmacost,size,kind,us,GB/s": kind "cma" (one
  * process_vm_readv of size bytes), "memcpy" (aligned), "memcpy+8" (the
@@ -22,7 +22,8 @@
  * ceiling under bibw above the eager limit.  CMA needs ptrace permission
  * over the other process (a parent has it over its child unless Yama
  * forbids even that; the parent lets its child read it back); the program
- * says so and exits 1 when it is refused.
+ * says so and exits 1 when it is refused.  --both: the cma-both lines
+ * only (what tools/bench/compare.py records with each table).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -114,13 +115,15 @@ static int both_ways(char *src, char *dst)
     return rc;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char *src = aligned_alloc(4096, MAXB), *dst = aligned_alloc(4096, MAXB + 64);
     if (src == NULL || dst == NULL)
         return 1;
     memset(src, 1, MAXB);
     memset(dst, 2, MAXB + 64);
+    if (argc > 1 && strcmp(argv[1], "--both") == 0)
+        return both_ways(src, dst);
     pid_t child = fork();
     if (child < 0)
         return 1;

@@ -361,6 +361,37 @@ def line_rtt(tmp, when):
     RTT.append((when, measure_rtt(tmp)))
 
 
+COPY = []  # (when, {size: GB/s}): two processes copying both ways at once
+
+
+def line_copy(tmp, when):
+    """Record the copy ceiling under bibw above the eager limit (cmacost
+    --both: two processes reading each other's buffer at once, GB/s of both
+    directions; a few seconds): it moves with the hypervisor's placement,
+    and bibw at 1-4 MiB with it."""
+    exe = os.path.join(tmp, "cmacost")
+    got = {}
+    try:
+        if not os.path.exists(exe):
+            subprocess.run(["cc", "-O2", "-o", exe,
+                            os.path.join(ROOT, "tools", "bench", "cmacost.c")],
+                           capture_output=True, timeout=120)
+        r = subprocess.run([exe, "--both"], capture_output=True, text=True, timeout=120)
+        for line in r.stdout.splitlines():
+            f = line.split(",")
+            if len(f) == 5 and f[2] == "cma-both" and int(f[1]) in (1 << 20, 4 << 20):
+                got[int(f[1])] = float(f[4])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    COPY.append((when, got))
+
+
+def copy_note():
+    def one(got):
+        return " / ".join(f"{got[k]:.1f}" if k in got else "?" for k in (1 << 20, 4 << 20))
+    return ", ".join(f"{w} {one(g)}" for w, g in COPY)
+
+
 def rtt_note():
     return ", ".join(f"{w} {'?' if v is None else f'{v:.0f}'}" for w, v in RTT)
 
@@ -400,6 +431,7 @@ def run_benches(benches, mpis, reps, quick, load, load_benches=None, gate=0):
     near again (GATE records which)."""
     rows, failures = [], []
     with tempfile.TemporaryDirectory() as tmp:
+        line_copy(tmp, "before")
         for rep in range(1, reps + 1):
             line_rtt(tmp, f"rep {rep}")
             for bench in benches:
@@ -419,6 +451,7 @@ def run_benches(benches, mpis, reps, quick, load, load_benches=None, gate=0):
                 rows += got_rows
                 failures += got_failures
         line_rtt(tmp, "end")
+        line_copy(tmp, "after")
     return rows, failures
 
 
@@ -918,6 +951,9 @@ def main():
                   f"wall time {wall / 60:.1f} min.", "",
                   f"Cache-line round trip between the two processing units (tools/bench/lockcost.c "
                   f"--rtt, ns), before each repetition and at the end: {rtt_note()}.", "",
+                  f"Two processes copying both ways at once (tools/bench/cmacost.c --both, "
+                  f"GB/s of both directions at 1 MiB / 4 MiB, the ceiling under bibw there): "
+                  f"{copy_note()}.", "",
                   gate_note(gate), "",
                   "Cadence: median [min–max] over the repetitions; the others: median. "
                   "Every point is the mean over OSU's iteration counts after a warm-up "

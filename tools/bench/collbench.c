@@ -35,6 +35,11 @@
  *       10-50% (the hypervisor's placement and copy speed change between
  *       them), more than the forms differ; within one launch they see the
  *       same machine.  MPI >= 4 only.
+ *   allreduce_forms_same, bcast_forms_same, alltoall_forms_same
+ *       the same loop with the blocking form in all three places (rows
+ *       blocking, blocking2, blocking3): how far two identical forms lie
+ *       apart in it on this machine, the resolution of the persistent
+ *       goals (docs/performance.md).  MPI >= 4 only.
  *   bcast_released, bcast_init_released
  *                                    bcast and bcast_init, but the untimed
  *       barrier after each iteration is the root releasing the others:
@@ -52,6 +57,7 @@
  */
 #include "bench_common.h"
 
+#include <stdbool.h>
 #include <time.h>
 
 static int rank, nprocs;
@@ -240,10 +246,14 @@ static long size_counts(long size, int *iters, int *skip)
 
 #if MPI_VERSION >= 4
 /* The three forms of op, interleaved in one launch (the *_forms tests). */
-static void measure_forms(const char *name, enum op op)
+static void measure_forms(const char *name, enum op op, bool same)
 {
-    static const enum kind forms[] = {BLOCKING, NONBLOCKING, PERSISTENT};
-    static const char *const form_names[] = {"blocking", "nonblocking", "persistent"};
+    static const enum kind three[] = {BLOCKING, NONBLOCKING, PERSISTENT}, one[] = {
+        BLOCKING, BLOCKING, BLOCKING};
+    static const char *const three_names[] = {"blocking", "nonblocking", "persistent"},
+                             *const one_names[] = {"blocking", "blocking2", "blocking3"};
+    const enum kind *forms = same ? one : three;
+    const char *const *form_names = same ? one_names : three_names;
     const long *sizes;
     int ns = sizes_of(default_sizes, NDEFAULT, &sizes);
     for (int k = 0; k < ns; k++) {
@@ -350,6 +360,9 @@ int main(int argc, char **argv)
         {"allreduce_forms", ALLREDUCE, FORMS},
         {"bcast_forms", BCAST, FORMS},
         {"alltoall_forms", ALLTOALL, FORMS},
+        {"allreduce_forms_same", ALLREDUCE, FORMS},
+        {"bcast_forms_same", BCAST, FORMS},
+        {"alltoall_forms_same", ALLTOALL, FORMS},
         {"bcast_released", BCAST, BLOCKING},
         {"bcast_init_released", BCAST, PERSISTENT},
     };
@@ -373,7 +386,7 @@ int main(int argc, char **argv)
         }
 #else
         if (tests[i].kind == FORMS) {
-            measure_forms(tests[i].name, tests[i].op);
+            measure_forms(tests[i].name, tests[i].op, strstr(tests[i].name, "_same") != NULL);
             continue;
         }
 #endif

@@ -176,11 +176,11 @@ int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
         return MPI_SUCCESS;
     }
     /* Often complete already (a persistent collective that finished in
-     * its MPI_Start, or by the progress thread): no call into the wait
-     * (which would only end a blocking call's polling, if one began). */
+     * its MPI_Start, or by the progress thread): no call into the wait,
+     * which would only end a blocking call's polling, if one began, and
+     * ring what a held start owed. */
     if (cdn_request_done(r)) {
-        if (cdn_progress_blocking)
-            cdn_progress_blocking_end();
+        cdn_progress_wait_done();
     } else if (r->kind == CDN_REQ_SCHED && cdn_sched_waits_late(r)) {
         cdn_request_wait_late(r);  /* a small started collective: as MPI_Recv waits */
     } else {

@@ -715,6 +715,14 @@ void cdn_progress_blocking_end(void)
     }
 }
 
+void cdn_progress_wait_done(void)
+{
+    if (cdn_progress_blocking)
+        cdn_progress_blocking_end();  /* which settles */
+    else
+        settle();
+}
+
 /* Take the linger's count in the transports' pollers for the caller (it
  * gives the count back or keeps it as a poller's); false if there is
  * none or another thread took it first. */
@@ -833,8 +841,7 @@ void cdn_progress_wait_until(bool (*cond)(void *arg), void *arg)
 {
     blocking_entered();
     if (cond(arg)) {
-        settle();  /* what a held start owed, its operation done already */
-        cdn_progress_blocking_end();
+        cdn_progress_wait_done();
         return;
     }
     if (cdn_progress_blocking) {

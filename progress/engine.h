@@ -299,6 +299,11 @@ void cdn_progress_rdv_started(void);
 extern CDN_TLS bool cdn_progress_blocking;
 void cdn_progress_blocking_begin(void);
 void cdn_progress_blocking_end(void);
+/* A wait finds its operation complete without polling: the end of its
+ * blocking call if one began, and in any case the doorbells the thread
+ * owes are rung (transport op settle) -- a held start left its own to the
+ * wait expected next (cdn_progress_start_end). */
+void cdn_progress_wait_done(void);
 
 /* A nonblocking call starts a small operation and returns: between _begin
  * and _end it counts as a poller (cdn_progress_app_enter), so nothing

@@ -203,12 +203,17 @@ static bool send_rndv(struct shm_state *st, struct shm_peer *p, const struct cdn
     return (sreq->u.p2p.seg.contig != NULL || sreq->u.p2p.tmp != NULL) && mid_rndv(p, true);
 }
 
-/* A standard eager message of h's header in the short form, if it fits
- * (ring.h, struct shm_small): its payload's place, or NULL. */
-static inline unsigned char *small_cell(struct shm_cell *c, const struct cdn_wire_hdr *h)
+/* Write the header of an eager message of h into c -- the short form if
+ * it fits (a standard message of at most SHM_SMALL_MAX bytes: ring.h,
+ * struct shm_small), else the long one: the place of its payload. */
+static inline unsigned char *eager_cell(struct shm_cell *c, const struct cdn_wire_hdr *h)
 {
-    if (h->flags != 0 || h->bytes > SHM_SMALL_MAX)
-        return NULL;
+    if (h->flags != 0 || h->bytes > SHM_SMALL_MAX) {
+        c->h = *h;
+        c->type = C_EAGER;
+        c->len = (uint16_t)h->bytes;
+        return c->data;
+    }
     struct shm_small *sc = (struct shm_small *)c;
     sc->type = C_SMALL;
     sc->len = (uint16_t)h->bytes;
@@ -241,14 +246,8 @@ static inline bool emit_send(struct shm_peer *p, struct cdn_request *sreq, bool 
     sreq->u.p2p.wire_id = p->prod.head;  /* the cell's ring position names the message */
     struct cdn_wire_hdr h;
     cdn_p2p_wire_hdr(sreq, &h);
-    unsigned char *small = !sreq->u.p2p.rndv ? small_cell(c, &h) : NULL;
-    if (small != NULL) {
-        cdn_p2p_send_pack(sreq, 0, small, (size_t)h.bytes);
-        *done = true;
-    } else if (!sreq->u.p2p.rndv) {
-        c->h = h;
-        c->type = C_EAGER;
-        c->len = (uint16_t)cdn_p2p_send_pack(sreq, 0, c->data, (size_t)c->h.bytes);
+    if (!sreq->u.p2p.rndv) {
+        cdn_p2p_send_pack(sreq, 0, eager_cell(c, &h), (size_t)h.bytes);
         *done = true;
     } else {
         c->h = h;
@@ -489,13 +488,7 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
         cdn_spin_unlock(&p->lock);
         return false;
     }
-    unsigned char *to = small_cell(c, h);
-    if (to == NULL) {
-        c->h = *h;
-        c->type = C_EAGER;
-        c->len = (uint16_t)len;
-        to = c->data;
-    }
+    unsigned char *to = eager_cell(c, h);
     if (len > 0)
         cdn_copy(to, data, len);
     shm_ring_commit(&p->prod);
@@ -1039,8 +1032,6 @@ static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_pe
         small_arrived(st, p, c);
         break;
     case C_EAGER:
-        if (cdn_sent_report && !(c->h.flags & CDN_WIRE_SYNC))
-            atomic_fetch_add_explicit(&st->eager_long, 1, memory_order_relaxed);
         cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0, p->cons.tail);
         break;
     case C_RTS:

@@ -336,12 +336,13 @@ RTT = []  # (when, ns): the machine's cache-line round trip during the run
 GATE = {"redone": [], "kept_apart": [], "budget": 1200.0}
 
 
-def lockcost(tmp):
-    exe = os.path.join(tmp, "lockcost")
+def tool(tmp, name):
+    """tools/bench/NAME.c (no MPI) built once per run in tmp: its path."""
+    exe = os.path.join(tmp, name)
     if not os.path.exists(exe):
         subprocess.run(["cc", "-O2", "-pthread", "-o", exe,
-                        os.path.join(ROOT, "tools", "bench", "lockcost.c")],
-                       capture_output=True)
+                        os.path.join(ROOT, "tools", "bench", name + ".c")],
+                       capture_output=True, timeout=120)
     return exe
 
 
@@ -349,7 +350,8 @@ def measure_rtt(tmp):
     """The cache-line round trip between the two processing units (lockcost
     --rtt, ns; about 30 ms), or None."""
     try:
-        r = subprocess.run([lockcost(tmp), "--rtt"], capture_output=True, text=True, timeout=60)
+        r = subprocess.run([tool(tmp, "lockcost"), "--rtt"], capture_output=True, text=True,
+                           timeout=60)
         return float(r.stdout.strip().split(",")[-1])
     except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
         return None
@@ -369,14 +371,10 @@ def line_copy(tmp, when):
     --both: two processes reading each other's buffer at once, GB/s of both
     directions; a few seconds): it moves with the hypervisor's placement,
     and bibw at 1-4 MiB with it."""
-    exe = os.path.join(tmp, "cmacost")
     got = {}
     try:
-        if not os.path.exists(exe):
-            subprocess.run(["cc", "-O2", "-o", exe,
-                            os.path.join(ROOT, "tools", "bench", "cmacost.c")],
-                           capture_output=True, timeout=120)
-        r = subprocess.run([exe, "--both"], capture_output=True, text=True, timeout=120)
+        r = subprocess.run([tool(tmp, "cmacost"), "--both"], capture_output=True, text=True,
+                           timeout=120)
         for line in r.stdout.splitlines():
             f = line.split(",")
             if len(f) == 5 and f[2] == "cma-both" and int(f[1]) in (1 << 20, 4 << 20):

@@ -53,6 +53,8 @@ static CDN_TLS bool wake_owed;
 static CDN_TLS bool polling_here;
 /* ... or starts work between cdn_progress_start_begin and _end. */
 static CDN_TLS bool starting;
+/* ... or polls in cdn_progress_wait_until_late before waiting in full. */
+static CDN_TLS bool late_polling;
 
 static atomic_bool epoll_app;  /* an application thread sleeps in epoll */
 static atomic_bool napping;    /* the progress thread naps unarmed (cdn_progress_nap) */
@@ -758,7 +760,7 @@ bool cdn_progress_polls_on(void)
     /* Oversubscribed, a waiter yields the processor between polls and may
      * not poll again for a scheduler slice: it rings at once. */
     return cdn_engine.quiet_poll && !cdn_progress_in_thread && !cdn_engine.oversubscribed &&
-           (polling_here || starting || cdn_progress_blocking);
+           (polling_here || starting || cdn_progress_blocking || late_polling);
 }
 
 static void leave(bool held);
@@ -998,8 +1000,10 @@ void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)
     /* Oversubscribed, the peer waited for may need this processor: the
      * full wait yields between polls at once. */
     if (cdn_engine.quiet_poll && !cdn_progress_blocking && !cdn_engine.oversubscribed) {
+        late_polling = true;
         for (int i = 0; i < CDN_PROGRESS_LATE_POLLS; i++) {
             if (cond(arg)) {
+                late_polling = false;
                 settle();
                 return;
             }
@@ -1010,6 +1014,7 @@ void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)
             if (cdn_progress_poll() == 0)
                 CDN_CPU_RELAX();
         }
+        late_polling = false;  /* the full wait polls on: what is owed stays owed */
     }
     cdn_progress_wait_until(cond, arg);
 }

@@ -69,6 +69,11 @@ Options:
               timed startup launch: a smoke test of the whole run
   --nothread  also run Cadence with CADENCE_PROGRESS_THREADS=0 (always on in
               table mode, as "cadence-nothread")
+  --again     also run Cadence's default configuration a second time, as
+              "cadence-again", in the same alternation: what two launches
+              of one build differ by; table.md and the output list the
+              points where it, and where cadence-nothread, is faster than
+              the default by more than 10%
   --load N    N busy processes spin during the runs (table mode: only during
               latency-load; otherwise during every run, output files get a
               -loadN suffix)
@@ -104,6 +109,9 @@ MPIS = [
       "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}),
 ]
 NOTHREAD = "cadence-nothread"
+# The default configuration launched a second time under its own name in the
+# same alternation: what two launches of the same build differ by here.
+AGAIN = "cadence-again"
 OTHERS = ["mpich", "openmpi"]  # "the better of MPICH and Open MPI"
 
 # Per-MPI launcher arguments and environment that take shared memory away
@@ -131,6 +139,13 @@ def with_nothread(mpis):
     if base is None or any(m[0] == NOTHREAD for m in mpis):
         return mpis
     return mpis + [(NOTHREAD, base[1], base[2], {**base[3], "CADENCE_PROGRESS_THREADS": "0"})]
+
+
+def with_again(mpis):
+    base = next((m for m in mpis if m[0] == "cadence"), None)
+    if base is None or any(m[0] == AGAIN for m in mpis):
+        return mpis
+    return mpis + [(AGAIN,) + tuple(base[1:])]
 
 
 def chosen(mpis, names, nothread=False):
@@ -651,6 +666,33 @@ def check_across(paths):
     return 1 if always else 0
 
 
+def faster_by(res, bench, size, stat, mpi):
+    """How much faster (a time lower, a rate higher) MPI's median is than
+    Cadence's default at the point, as a fraction; None if unmeasured."""
+    v, r = res.median(bench, "cadence", size, stat), res.median(bench, mpi, size, stat)
+    if not v or not r:
+        return None
+    return v / r - 1 if res.lower_better(bench, stat) else r / v - 1
+
+
+def same_build_report(res):
+    """Lines: the thread-off goal's points with the default against its
+    second launch (AGAIN) beside the thread-off build, how many of each are
+    faster than the default by more than 10%."""
+    goal = next(g for g in GOALS if g[6] == NOTHREAD)
+    pts = [(b, s) for b, s in goal_points(res, goal) if s is not None]
+    out = []
+    for mpi in (AGAIN, NOTHREAD):
+        d = [(f, b, s) for b, s in pts if (f := faster_by(res, b, s, goal[3], mpi)) is not None]
+        if not d:
+            continue
+        over = sorted((x for x in d if x[0] > 0.1), reverse=True)
+        out.append(f"{mpi}: {len(d)} points, faster than cadence by more than 10% at "
+                   f"{len(over)}" + (": " + ", ".join(f"{b} {human_size(s)} {f:+.0%}"
+                                                        for f, b, s in over) if over else ""))
+    return out
+
+
 def check(res):
     """Every goal at every point: {(label, bench, size): (verdict, text)}."""
     out = {}
@@ -753,7 +795,7 @@ def table_line(res, cols, goals_at, bench, name, stat, size):
 
 
 def write_table(path, res, verdicts, failures, header):
-    cols = [m for m in ["cadence", "mpich", "openmpi", NOTHREAD] if m in res.all_mpis]
+    cols = [m for m in ["cadence", "mpich", "openmpi", NOTHREAD, AGAIN] if m in res.all_mpis]
     goals_at = {}
     for (label, bench, size), (v, _) in verdicts.items():
         goals_at.setdefault((bench, size), []).append((label, v))
@@ -791,6 +833,9 @@ def write_table(path, res, verdicts, failures, header):
                          f"{fmt(res.median(bench, m, size, 'p99'))}" for m in cols]
                 lines.append(f"| {name} {human_size(size)} | " + " | ".join(cells) + " |")
         lines.append("")
+    if AGAIN in res.all_mpis:
+        lines += ["## The default against its second launch", ""] + \
+            [f"- {t}" for t in same_build_report(res)] + [""]
     if missed:
         lines += ["## Goals missed", ""] + [f"- {t}" for t in missed] + [""]
     if unchecked:
@@ -895,6 +940,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="counts / 20, one repetition")
     ap.add_argument("--nothread", action="store_true",
                     help="also run Cadence without its progress thread")
+    ap.add_argument("--again", action="store_true",
+                    help=f"also run Cadence's default configuration a second time as {AGAIN}")
     ap.add_argument("--load", type=int, default=0, help="busy processes during the runs")
     ap.add_argument("--gate-rtt", type=float, default=-1,
                     help="run a bench's round again when the cache-line round trip exceeds this "
@@ -922,6 +969,8 @@ def main():
         return report_check(check(res)) if args.check else 0
 
     mpis = chosen(available(), args.mpis, table or args.nothread)
+    if args.again:
+        mpis = with_again(mpis)
     reps = args.reps or (1 if args.quick else 3)
     if table:
         names = TABLE + (["latency-load"] if args.load else [])
@@ -960,6 +1009,8 @@ def main():
         write_table(os.path.join(args.out, "table.md"), res, verdicts, failures, header)
         for bench in res.benches:
             plot(bench, res, bench, args.out)
+        for t in same_build_report(res) if AGAIN in res.all_mpis else []:
+            print(t)
         print(f"wall time {wall:.0f} s")
         return report_check(verdicts) if args.check else 0
     suffix = f"-load{args.load}" if args.load else ""

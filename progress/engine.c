@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <linux/futex.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -97,47 +98,89 @@ static bool all_reached(void)
     return true;
 }
 
-/* CADENCE_TRANSPORTS (default "shm,tcp"): the transports to use, in order
+/* Open the transport of kind k unless the ones open already reach every
+ * other process (or it does not apply to this job); -1 when out of
+ * memory, else the MPI error of its init. */
+static int transport_open(const struct cdn_transport_kind *k)
+{
+    if (all_reached())
+        return MPI_SUCCESS;
+    struct cdn_transport *tp = k->create();
+    if (tp == NULL)
+        return MPI_SUCCESS;
+    struct cdn_transport **more = realloc(cdn_engine.transports, (size_t)(cdn_engine.ntransports + 1) *
+                                                                     sizeof *more);
+    if (more == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: out of memory opening the %s transport",
+                       k->name);
+    cdn_engine.transports = more;
+    int rc = tp->ops->init(tp);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    cdn_engine.transports[cdn_engine.ntransports++] = tp;
+    return MPI_SUCCESS;
+}
+
+/* Does the comma-separated list name the n characters at s before s? */
+static bool named_before(const char *list, const char *s, size_t n)
+{
+    for (const char *t = list; t < s;) {
+        size_t m = strcspn(t, ",");
+        if (m == n && strncmp(t, s, n) == 0)
+            return true;
+        t += m;
+        t += *t == ',';
+    }
+    return false;
+}
+
+/* CADENCE_TRANSPORTS (default: every transport compiled in, in the
+ * registry's order, transport/registry.c): the transports to use, in order
  * of preference; each peer is reached by the first that reaches it.  A
  * transport is opened only if a peer is left that the earlier ones do not
  * reach, so a one-node job opens no socket unless told to. */
 static int transports_open(void)
 {
+    int nkinds;
+    const struct cdn_transport_kind *kinds = cdn_transport_kinds(&nkinds);
     const char *list = cdn_param_str("CADENCE_TRANSPORTS");
-    if (list == NULL)
-        list = "shm,tcp";
     cdn_engine.ntransports = 0;
-    for (const char *s = list; *s != '\0';) {
+    int rc = MPI_SUCCESS;
+    if (list == NULL) {
+        for (int k = 0; k < nkinds && rc == MPI_SUCCESS; k++)
+            rc = transport_open(&kinds[k]);
+    }
+    for (const char *s = list; s != NULL && *s != '\0' && rc == MPI_SUCCESS;) {
         size_t n = strcspn(s, ",");
-        struct cdn_transport *tp = NULL;
-        if (n == 3 && strncmp(s, "shm", 3) == 0) {
-            if (!all_reached())
-                tp = cdn_shm_transport_create();
-        } else if (n == 3 && strncmp(s, "tcp", 3) == 0) {
-            if (!all_reached())
-                tp = cdn_tcp_transport_create();
+        int k = 0;
+        while (k < nkinds && (strlen(kinds[k].name) != n || strncmp(s, kinds[k].name, n) != 0))
+            k++;
+        if (k < nkinds && named_before(list, s, n)) {
+            return cdn_err(MPI_ERR_OTHER, "MPI_Init: CADENCE_TRANSPORTS=%s names the %s "
+                           "transport twice", list, kinds[k].name);
+        } else if (k < nkinds) {
+            rc = transport_open(&kinds[k]);
         } else if (n > 0) {
+            char known[256];
+            size_t len = 0;
+            known[0] = '\0';
+            for (int j = 0; j < nkinds && len < sizeof known; j++)
+                len += (size_t)snprintf(known + len, sizeof known - len, "%s%s (%s)",
+                                        j > 0 ? ", " : "", kinds[j].name, kinds[j].reaches);
             return cdn_err(MPI_ERR_OTHER, "MPI_Init: CADENCE_TRANSPORTS=%s: unknown transport "
-                           "'%.*s' (known: shm, tcp)", list, (int)n, s);
-        }
-        if (tp != NULL) {
-            if (cdn_engine.ntransports == CDN_MAX_TRANSPORTS)
-                return cdn_err(MPI_ERR_OTHER, "MPI_Init: CADENCE_TRANSPORTS=%s names too many "
-                               "transports", list);
-            int rc = tp->ops->init(tp);
-            if (rc != MPI_SUCCESS)
-                return rc;
-            cdn_engine.transports[cdn_engine.ntransports++] = tp;
+                           "'%.*s' (known: %s)", list, (int)n, s, known);
         }
         s += n;
         s += *s == ',';
     }
+    if (rc != MPI_SUCCESS)
+        return rc;
     size_t min = SIZE_MAX;
     for (int i = 0; i < cdn_engine.ntransports; i++)
         if (cdn_engine.transports[i]->eager_limit < min)
             min = cdn_engine.transports[i]->eager_limit;
     cdn_engine.eager_min = cdn_engine.ntransports > 0 ? min : 0;
-    return MPI_SUCCESS;
+    return cdn_sent_open(cdn_engine.ntransports);
 }
 
 bool cdn_progress_oversubscribed(int local_size)
@@ -250,6 +293,8 @@ void cdn_progress_finalize(void)
         tp->ops->finalize(tp);
     }
     cdn_engine.ntransports = 0;
+    free(cdn_engine.transports);
+    cdn_engine.transports = NULL;
     cdn_engine.ntransport_of = 0;
     free(cdn_engine.transport_of);
     cdn_engine.transport_of = NULL;

@@ -20,8 +20,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#define CDN_MAX_TRANSPORTS 4
-
 /* How long after arming (or raising its want for data) a sleeper looks
  * again for a message whose doorbell skipped the fence: far longer than a
  * store takes to leave a processor's store buffer (transport/shm/ring.h,
@@ -65,7 +63,7 @@ struct cdn_engine {
     atomic_bool poll_lock;        /* one poller of the transports at a time: only ever
                                    * tried (an exchange), released by a plain store */
     int ntransports;
-    struct cdn_transport *transports[CDN_MAX_TRANSPORTS];
+    struct cdn_transport **transports;  /* those opened, in CADENCE_TRANSPORTS order */
     size_t eager_min;             /* the smallest eager_limit of the transports (opened once) */
     int epfd;                     /* every transport fd plus wake_fd */
     int wake_fd;                  /* eventfd: interrupts a thread blocked in epoll */

@@ -2,22 +2,34 @@
 #include "progress/sent.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "progress/engine.h"
 #include "progress/params.h"
+#include "runtime/error.h"
 #include "runtime/runtime.h"
 #include "transport/transport.h"
 
-atomic_ulong cdn_sent_count[CDN_MAX_TRANSPORTS + 1];
+atomic_ulong *cdn_sent_count;
 atomic_ulong cdn_sent_at_call;
 bool cdn_sent_report;
 
 void cdn_sent_init(void)
 {
     cdn_sent_report = cdn_progress_param_long("CADENCE_TRANSPORT_REPORT", 0, 0, 1) != 0;
-    for (int i = 0; i <= CDN_MAX_TRANSPORTS; i++)
-        atomic_store_explicit(&cdn_sent_count[i], 0, memory_order_relaxed);
     atomic_store_explicit(&cdn_sent_at_call, 0, memory_order_relaxed);
+}
+
+int cdn_sent_open(int ntransports)
+{
+    free(cdn_sent_count);
+    cdn_sent_count = NULL;
+    if (!cdn_sent_report)
+        return MPI_SUCCESS;
+    cdn_sent_count = calloc((size_t)ntransports + 1, sizeof *cdn_sent_count);
+    if (cdn_sent_count == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: CADENCE_TRANSPORT_REPORT: out of memory");
+    return MPI_SUCCESS;
 }
 
 void cdn_sent_print(void)
@@ -32,7 +44,8 @@ void cdn_sent_print(void)
                       atomic_load_explicit(&cdn_sent_count[i], memory_order_relaxed));
     if (n < (int)sizeof line)
         snprintf(line + n, sizeof line - (size_t)n, " self %lu\n",
-                 atomic_load_explicit(&cdn_sent_count[CDN_MAX_TRANSPORTS], memory_order_relaxed));
+                 atomic_load_explicit(&cdn_sent_count[cdn_engine.ntransports],
+                                      memory_order_relaxed));
     fputs(line, stderr);
     /* read after the progress thread stopped: its counts are final */
     fprintf(stderr, "cadence: rank %d: progress lingers %lu (ended by the thread's look %lu, "

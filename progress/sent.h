@@ -18,15 +18,19 @@
 
 #include "progress/engine.h"
 
-/* Slot i: cdn_engine.transports[i]; slot CDN_MAX_TRANSPORTS: to this process. */
-extern atomic_ulong cdn_sent_count[CDN_MAX_TRANSPORTS + 1];
+/* Slot i: cdn_engine.transports[i]; slot ntransports: to this process
+ * (cdn_sent_open sizes it). */
+extern atomic_ulong *cdn_sent_count;
 /* MPI_Isend calls complete at the call (cdn_p2p_sent_request), counted
  * with the report on; printed on a line of its own. */
 extern atomic_ulong cdn_sent_at_call;
 extern bool cdn_sent_report;
 
-/* Read CADENCE_TRANSPORT_REPORT and zero the counts (MPI_Init). */
+/* Read CADENCE_TRANSPORT_REPORT (MPI_Init). */
 void cdn_sent_init(void);
+/* The transports are open: zeroed counts for them and for this process
+ * (MPI_ERR_NO_MEM when out of memory with the report on). */
+int cdn_sent_open(int ntransports);
 /* Print the line, if the report is on (MPI_Finalize, transports still open). */
 void cdn_sent_print(void);
 
@@ -35,11 +39,9 @@ static inline void cdn_sent_count_one(const struct cdn_transport *tp)
 {
     if (!cdn_sent_report)
         return;
-    int i = 0;
+    int i = 0;  /* ntransports for tp NULL: this process */
     while (i < cdn_engine.ntransports && cdn_engine.transports[i] != tp)
         i++;
-    if (i == cdn_engine.ntransports)  /* tp NULL: this process */
-        i = CDN_MAX_TRANSPORTS;
     atomic_fetch_add_explicit(&cdn_sent_count[i], 1, memory_order_relaxed);
 }
 

@@ -106,9 +106,17 @@ struct cdn_transport {
     void *priv;
 };
 
-/* Transports compiled in (each returns NULL when it does not apply to this job). */
-struct cdn_transport *cdn_shm_transport_create(void);
-struct cdn_transport *cdn_tcp_transport_create(void);
+/* A transport compiled in: the name CADENCE_TRANSPORTS calls it by, what
+ * it reaches (for messages), and its constructor, which returns NULL when
+ * the transport does not apply to this job. */
+struct cdn_transport_kind {
+    const char *name;
+    const char *reaches;
+    struct cdn_transport *(*create)(void);
+};
+/* Every transport compiled in, in the default order of preference; *n
+ * gets how many (transport/registry.c). */
+const struct cdn_transport_kind *cdn_transport_kinds(int *n);
 
 /* ---- upcalls into the engine (progress/p2p.c) ---- */
 

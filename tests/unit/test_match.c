@@ -373,7 +373,8 @@ static void *want_cycler(void *arg)
 
 START_TEST(test_wants_reach_transport_at_edges)
 {
-    cdn_engine.transports[0] = &fake_tp;
+    struct cdn_transport *one[1] = {&fake_tp};
+    cdn_engine.transports = one;
     cdn_engine.ntransports = 1;
     /* 100 receives posted, then matched: the transport hears twice */
     for (int i = 0; i < 100; i++)
@@ -415,6 +416,7 @@ START_TEST(test_wants_reach_transport_at_edges)
     ck_assert_int_eq(atomic_load(&fake_want_count), 0);
     ck_assert_int_eq(atomic_load(&fake_want_calls), 2);
     cdn_engine.ntransports = 0;
+    cdn_engine.transports = NULL;
 }
 END_TEST
 

@@ -116,14 +116,33 @@ static bool queue(struct shm_state *st, struct shm_peer *p, struct shm_out *o)
     return atomic_fetch_add(&st->queued, 1) == 0;
 }
 
-/* Take the entry *link points at (p->outq or an entry's next) off the queue. */
+/* A zeroed queue item for p: a spare one, or a new one the first time the
+ * queue is this deep (p->lock held); NULL when out of memory. */
+static struct shm_out *out_get(struct shm_state *st, struct shm_peer *p)
+{
+    struct shm_out *o = p->out_spare;
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&st->queued_total, 1, memory_order_relaxed);
+    if (o == NULL) {
+        if (cdn_sent_report)
+            atomic_fetch_add_explicit(&st->out_allocs, 1, memory_order_relaxed);
+        return calloc(1, sizeof *o);
+    }
+    p->out_spare = o->next;
+    memset(o, 0, sizeof *o);
+    return o;
+}
+
+/* Take the entry *link points at (p->outq or an entry's next) off the
+ * queue and keep it as a spare (p->lock held). */
 static void unqueue(struct shm_state *st, struct shm_peer *p, struct shm_out **link)
 {
     struct shm_out *o = *link;
     *link = o->next;
     if (p->outq_tail == o)
         p->outq_tail = link == &p->outq ? NULL : (struct shm_out *)link;  /* next is the first member */
-    free(o);
+    o->next = p->out_spare;
+    p->out_spare = o;
     atomic_fetch_sub(&st->queued, 1);
     atomic_fetch_sub(&cdn_engine.pending_work, 1);
 }
@@ -513,7 +532,7 @@ static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
     if (p->outq == NULL)
         sent = emit_send(p, sreq, &done);
     if (!sent) {
-        struct shm_out *o = calloc(1, sizeof *o);
+        struct shm_out *o = out_get(st, p);
         if (o == NULL) {
             cdn_spin_unlock(&p->lock);
             return cdn_err(MPI_ERR_NO_MEM, "send: out of memory queueing for rank %d", p->world);
@@ -554,7 +573,7 @@ static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct
     bool sent = p->outq == NULL && emit_ctrl(p, m);
     int need = sent ? ring_need(p, ctrl_need(m->type, m->len)) : SHM_WAKE_ALWAYS;
     if (!sent) {
-        struct shm_out *o = calloc(1, sizeof *o);
+        struct shm_out *o = out_get(st, p);
         if (o == NULL)
             cdn_rt_abort(1, "cadence: shm transport: out of memory queueing a control message");
         o->kind = OUT_CTRL;
@@ -969,14 +988,14 @@ static void on_pushed(struct shm_state *st, struct shm_peer *p, const struct shm
 
 static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
 {
-    struct shm_out *o = calloc(1, sizeof *o);
+    cdn_spin_lock(&p->lock);
+    struct shm_out *o = out_get(st, p);
     if (o == NULL)
         cdn_rt_abort(1, "cadence: shm transport: out of memory starting a transfer");
     o->kind = OUT_STREAM;
     o->req = (struct cdn_request *)(uintptr_t)c->a;
     o->a = c->b;
     o->len = c->h.bytes;
-    cdn_spin_lock(&p->lock);
     queue(st, p, o);
     struct cdn_request *done = NULL, *streamed = NULL;
     int n = flush(st, p, &done, &streamed);
@@ -1263,6 +1282,9 @@ static void shm_finalize(struct cdn_transport *tp)
                 "%lu\n", cdn_job_rank(), atomic_load(&st->rndv_cma), atomic_load(&st->rndv_ring));
         fprintf(stderr, "cadence: rank %d: shm sent by rendezvous though no larger than the "
                 "eager limit %lu\n", cdn_job_rank(), atomic_load(&st->rndv_mid));
+        fprintf(stderr, "cadence: rank %d: shm queued for ring space %lu, queue items allocated "
+                "%lu\n", cdn_job_rank(), atomic_load(&st->queued_total),
+                atomic_load(&st->out_allocs));
         fprintf(stderr, "cadence: rank %d: shm standard eager messages received in one line %lu, "
                 "longer %lu\n", cdn_job_rank(), atomic_load(&st->eager_short),
                 atomic_load(&st->eager_long));
@@ -1279,8 +1301,14 @@ static void shm_finalize(struct cdn_transport *tp)
     }
     shm_seg_destroy(st);
     for (int i = 0; i < st->nlocal; i++) {
-        while (st->peers[i].outq != NULL)
-            dequeue(st, &st->peers[i]);
+        struct shm_peer *p = &st->peers[i];
+        while (p->outq != NULL)
+            dequeue(st, p);
+        while (p->out_spare != NULL) {
+            struct shm_out *o = p->out_spare;
+            p->out_spare = o->next;
+            free(o);
+        }
     }
     free(st->peers);
     free(st->local_of);

@@ -55,6 +55,9 @@ struct shm_peer {
     struct shm_prod prod;            /* our ring in its segment */
     struct shm_cons cons;            /* its ring in our segment (poll_lock) */
     struct shm_out *outq, *outq_tail;
+    struct shm_out *out_spare;       /* queue items taken off, for reuse (lock): no
+                                      * allocation per queued message once the queue
+                                      * has been as deep */
     bool cma_ok;
     bool cma_proven;                 /* a CMA read from it has worked */
     atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN or CANCELLED,
@@ -112,6 +115,9 @@ struct shm_state {
     /* Standard eager messages received in the short and the long form
      * (ring.h, struct shm_small), for CADENCE_TRANSPORT_REPORT. */
     atomic_ulong eager_short, eager_long;
+    /* Items queued for ring space, and queue items allocated for them
+     * (out_get; the same report). */
+    atomic_ulong queued_total, out_allocs;
     int prefault_max;                /* CADENCE_SHM_PREFAULT: fault rings in up to this many
                                       * processes per node */
     atomic_int queued;               /* items in outbound queues */

@@ -1131,3 +1131,19 @@ void cdn_progress_kick(void)
 {
     kick_fd();
 }
+
+void cdn_progress_work_changed(int delta)
+{
+    atomic_fetch_add(&cdn_engine.pending_work, delta);
+}
+
+bool cdn_progress_thread_running(void)
+{
+    return cdn_engine.thread_on;
+}
+
+bool cdn_progress_driven(void)
+{
+    return cdn_progress_in_thread ||
+           atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0;
+}

@@ -118,6 +118,19 @@ struct cdn_transport_kind {
  * gets how many (transport/registry.c). */
 const struct cdn_transport_kind *cdn_transport_kinds(int *n);
 
+/* ---- what the engine tells a transport (progress/engine.c) ---- */
+
+/* The transport holds delta more (or fewer) items that only polling moves
+ * on (sends queued for channel space): while any are held, the engine
+ * polls instead of sleeping. */
+void cdn_progress_work_changed(int delta);
+/* Is a background progress thread running in this process? */
+bool cdn_progress_thread_running(void);
+/* Is the calling thread there to make progress: the progress thread, or
+ * any thread while an application thread waits in a blocking call (not
+ * one merely testing)? */
+bool cdn_progress_driven(void);
+
 /* ---- upcalls into the engine (progress/p2p.c) ---- */
 
 /* A message header (and, eager, its payload of h->bytes bytes) arrived

@@ -79,7 +79,7 @@ int shm_seg_create(struct shm_state *st)
     st->seg->nlocal = (uint32_t)st->nlocal;
     st->seg->ring_cells = cells;
     st->seg->ring_bytes = ring_bytes;
-    st->seg->serves_push = cdn_engine.thread_on && st->cma != 0;
+    st->seg->serves_push = cdn_progress_thread_running() && st->cma != 0;
     atomic_init(&st->seg->attached, 0);
     atomic_init(&st->seg->bell.sleepers, 0);
     atomic_init(&st->seg->bell.polled, 0);

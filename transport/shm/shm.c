@@ -112,7 +112,7 @@ static bool queue(struct shm_state *st, struct shm_peer *p, struct shm_out *o)
     else
         p->outq = o;
     p->outq_tail = o;
-    atomic_fetch_add(&cdn_engine.pending_work, 1);
+    cdn_progress_work_changed(1);
     return atomic_fetch_add(&st->queued, 1) == 0;
 }
 
@@ -144,7 +144,7 @@ static void unqueue(struct shm_state *st, struct shm_peer *p, struct shm_out **l
     o->next = p->out_spare;
     p->out_spare = o;
     atomic_fetch_sub(&st->queued, 1);
-    atomic_fetch_sub(&cdn_engine.pending_work, 1);
+    cdn_progress_work_changed(-1);
 }
 
 static void dequeue(struct shm_state *st, struct shm_peer *p)
@@ -666,14 +666,6 @@ static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct c
     return e;
 }
 
-/* Is this thread there to make progress: the progress thread, or an
- * application thread while one waits in MPI (not one merely testing)? */
-static bool progressing(void)
-{
-    return cdn_progress_in_thread ||
-           atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0;
-}
-
 /* A free claim slot of p's ring in our segment, or -1. */
 static int claim_get(struct shm_peer *p)
 {
@@ -717,7 +709,7 @@ static uint32_t claim_word(uint32_t gen, uint32_t state)
 static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
 {
     if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||
-        !p->seg->serves_push || !progressing() ||
+        !p->seg->serves_push || !cdn_progress_driven() ||
         atomic_load_explicit(&p->rndv_out, memory_order_relaxed) > 0 ||
         (rv->len < SHM_SPLIT_STREAM_MIN && shm_ring_more(p->cons.ring)))
         return rv->len;
@@ -952,7 +944,7 @@ static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_c
     memcpy(&off, c->data, sizeof off);
     memcpy(&f, c->data + sizeof off, sizeof f);
     uint32_t slot = (uint32_t)(f & 0xff), offer = claim_word((uint32_t)(f >> 8), SHM_CLAIM_OFFERED);
-    if (!progressing() || slot >= SHM_CLAIMS ||
+    if (!cdn_progress_driven() || slot >= SHM_CLAIMS ||
         !atomic_compare_exchange_strong_explicit(&p->prod.ring->claim[slot], &offer,
                                                  offer | SHM_CLAIM_SENDER, memory_order_acq_rel,
                                                  memory_order_relaxed))

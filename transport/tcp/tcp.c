@@ -103,7 +103,7 @@ static void queue(struct tcp_state *st, struct tcp_peer *p, struct tcp_out *o)
     else
         p->outq = o;
     p->outq_tail = o;
-    atomic_fetch_add(&cdn_engine.pending_work, 1);
+    cdn_progress_work_changed(1);
     atomic_fetch_add(&st->queued, 1);
 }
 
@@ -115,7 +115,7 @@ static void dequeue(struct tcp_state *st, struct tcp_peer *p)
         p->outq_tail = NULL;
     free(o);
     atomic_fetch_sub(&st->queued, 1);
-    atomic_fetch_sub(&cdn_engine.pending_work, 1);
+    cdn_progress_work_changed(-1);
 }
 
 /* Write as much as the socket takes; < 0 means it would block (or failed:
@@ -380,7 +380,7 @@ void tcp_take_all(struct tcp_state *st, struct tcp_peer *p, struct tcp_failed *f
     f->pulls = p->pulls;
     for (struct tcp_out *o = p->outq; o != NULL; o = o->next) {
         atomic_fetch_sub(&st->queued, 1);
-        atomic_fetch_sub(&cdn_engine.pending_work, 1);
+        cdn_progress_work_changed(-1);
     }
     p->outq = p->outq_tail = NULL;
     p->waiting = p->pulls = NULL;

@@ -24,6 +24,12 @@
  *               1,000 + 10 iterations up to 8 KiB, 100 + 10 above (a tenth
  *               of latency's: more threads than cores that spin can take a
  *               scheduler time slice per round trip)
+ *   rate_mt     the rate loop in -t threads per rank (MPI_THREAD_MULTIPLE),
+ *               thread k of rank 0 streaming to thread k of rank 1 on a
+ *               communicator of their own; the size column is the thread
+ *               count; total messages per second of all threads over the
+ *               wall time until the last is done; 1,000 + 10 windows per
+ *               thread (a tenth of rate's, as latency_mt)
  *   overlap     MPI_Isend/MPI_Irecv + compute + MPI_Wait, 64 KiB .. 4 MiB, with
  *               the OSU overlap definition: pure = start + wait alone, compute
  *               for the pure time, overall = start + compute + wait,
@@ -124,6 +130,7 @@ struct mt_arg {
     int id, iters, skip;
     long bytes;
     double *t;
+    double from, to;  /* when this thread's timed part began and ended */
 };
 
 /* The threads warm up, then wait at the barrier with the main thread,
@@ -136,10 +143,27 @@ static void *mt_thread(void *p)
     char *s = calloc(1, a->bytes + 1), *r = calloc(1, a->bytes + 1);
     pingpong(s, r, a->bytes, 100 + a->id, a->skip, 0, NULL);
     pthread_barrier_wait(&mt_barrier);
+    a->from = MPI_Wtime();
     pingpong(s, r, a->bytes, 100 + a->id, a->iters, 0, a->t);
+    a->to = MPI_Wtime();
     free(s);
     free(r);
     return NULL;
+}
+
+/* The threads' timed part: from the first thread's start to the last
+ * thread's end, each read by the thread itself (the main thread, released
+ * by the same barrier, may not run again before the threads are done on a
+ * processing unit they share: its clock read after the barrier made runs
+ * up to three times too fast). */
+static double mt_span(const struct mt_arg *a, int nt)
+{
+    double from = a[0].from, to = a[0].to;
+    for (int i = 1; i < nt; i++) {
+        from = a[i].from < from ? a[i].from : from;
+        to = a[i].to > to ? a[i].to : to;
+    }
+    return to - from;
 }
 
 /* The mean is the wall time until the last thread is done over the
@@ -165,10 +189,9 @@ static void latency_mt(void)
             pthread_create(&th[i], NULL, mt_thread, &arg[i]);
         }
         pthread_barrier_wait(&mt_barrier);
-        double t0 = MPI_Wtime();
         for (int i = 0; i < nt; i++)
             pthread_join(th[i], NULL);
-        double mean = (MPI_Wtime() - t0) / iters / 2;
+        double mean = mt_span(arg, nt) / iters / 2;
         pthread_barrier_destroy(&mt_barrier);
         if (rank == 0)
             report_times("latency_mt", sizes[k], mean, t, nt * iters);
@@ -185,8 +208,9 @@ static void bw_counts(long b, int *iters, int *skip)
     counts(b, 10000, 100, large, large / 10 < 10 ? large / 10 + 1 : 10, iters, skip);
 }
 
-/* Seconds for iters windows after skip warm-up ones. */
-static double windows(int bidir, long b, int iters, int skip)
+/* Seconds for iters windows after skip warm-up ones, on comm with the
+ * buffers s and r. */
+static double windows_on(MPI_Comm comm, char *s, char *r, int bidir, long b, int iters, int skip)
 {
     MPI_Request rq[2 * WINDOW];
     char ack[4] = {0};
@@ -197,19 +221,24 @@ static double windows(int bidir, long b, int iters, int skip)
         int k = 0;
         if (rank == 1 || bidir)
             for (int w = 0; w < WINDOW; w++)
-                MPI_Irecv(rbuf, (int)b, MPI_BYTE, 1 - rank, 2, MPI_COMM_WORLD, &rq[k++]);
+                MPI_Irecv(r, (int)b, MPI_BYTE, 1 - rank, 2, comm, &rq[k++]);
         if (rank == 0 || bidir)
             for (int w = 0; w < WINDOW; w++)
-                MPI_Isend(sbuf, (int)b, MPI_BYTE, 1 - rank, 2, MPI_COMM_WORLD, &rq[k++]);
+                MPI_Isend(s, (int)b, MPI_BYTE, 1 - rank, 2, comm, &rq[k++]);
         MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
         if (bidir)
             continue;
         if (rank == 1)
-            MPI_Send(ack, 4, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+            MPI_Send(ack, 4, MPI_BYTE, 0, 3, comm);
         else
-            MPI_Recv(ack, 4, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(ack, 4, MPI_BYTE, 1, 3, comm, MPI_STATUS_IGNORE);
     }
     return MPI_Wtime() - start;
+}
+
+static double windows(int bidir, long b, int iters, int skip)
+{
+    return windows_on(MPI_COMM_WORLD, sbuf, rbuf, bidir, b, iters, skip);
 }
 
 static void bandwidth(int bidir, const char *name)
@@ -244,6 +273,57 @@ static void rate(void)
         if (rank == 0)
             printf("rate,%ld,mean,%.0f,msg/s\n", sizes[k], (double)WINDOW * iters / t);
     }
+}
+
+struct rate_arg {
+    MPI_Comm comm;
+    struct mt_arg mt;  /* iters, skip and the timed part's ends */
+};
+
+static void *rate_thread(void *p)
+{
+    struct rate_arg *a = p;
+    char s[8] = {1}, r[8];
+    windows_on(a->comm, s, r, 0, 8, a->mt.skip, 0);
+    pthread_barrier_wait(&mt_barrier);
+    a->mt.from = MPI_Wtime();
+    windows_on(a->comm, s, r, 0, 8, a->mt.iters, 0);
+    a->mt.to = MPI_Wtime();
+    return NULL;
+}
+
+/* The rate loop in -t threads per rank at once, thread k of rank 0
+ * streaming to thread k of rank 1 on a communicator of their own (each
+ * duplicated from MPI_COMM_WORLD before the threads start): the total
+ * messages of all threads over the wall time until the last is done. */
+static void rate_mt(void)
+{
+    int nt = opt_threads, iters, skip;
+    pthread_t th[nt];
+    struct rate_arg arg[nt];
+    /* a tenth of rate's counts, as latency_mt: more spinning threads than
+     * cores can take a scheduler time slice per window */
+    counts(8, 1000, 10, 1000, 10, &iters, &skip);
+    struct mt_arg span[nt];
+    for (int i = 0; i < nt; i++) {
+        arg[i] = (struct rate_arg){MPI_COMM_NULL, {.iters = iters, .skip = skip}};
+        MPI_Comm_dup(MPI_COMM_WORLD, &arg[i].comm);
+    }
+    pthread_barrier_init(&mt_barrier, NULL, nt + 1);
+    sync2();
+    for (int i = 0; i < nt; i++)
+        pthread_create(&th[i], NULL, rate_thread, &arg[i]);
+    pthread_barrier_wait(&mt_barrier);
+    for (int i = 0; i < nt; i++) {
+        pthread_join(th[i], NULL);
+        span[i] = arg[i].mt;
+    }
+    double t = max2(mt_span(span, nt));
+    pthread_barrier_destroy(&mt_barrier);
+    for (int i = 0; i < nt; i++)
+        MPI_Comm_free(&arg[i].comm);
+    if (rank == 0)
+        printf("rate_mt,%d,mean,%.0f,msg/s\n", nt, (double)nt * WINDOW * iters / t);
 }
 
 static void compute(double seconds)
@@ -312,12 +392,12 @@ static void overlap(void)
 int main(int argc, char **argv)
 {
     bench_options(argc, argv);
-    if (want("latency_mt")) {
+    if (want("latency_mt") || want("rate_mt")) {
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
         if (provided < MPI_THREAD_MULTIPLE) {
             fprintf(stderr, "p2pbench: no MPI_THREAD_MULTIPLE (provided %d): latency_mt "
-                    "left out\n", provided);
+                    "and rate_mt left out\n", provided);
             opt_threads = 0;
         }
     } else {
@@ -338,6 +418,8 @@ int main(int argc, char **argv)
         bandwidth(1, "bibw");
     if (want("rate"))
         rate();
+    if (want("rate_mt") && opt_threads > 0)
+        rate_mt();
     if (want("overlap"))
         overlap();
     fflush(stdout);

@@ -14,8 +14,9 @@
  * is refused on them (MPI_ERR_BUFFER); scan, exscan and the neighbourhood
  * collectives are intracommunicator-only (MPI_ERR_COMM).
  *
- * The info argument of the _init forms is accepted and not read (algorithm
- * hints are read from the communicator, see coll/coll.c).
+ * The info argument of the _init forms is checked, and its algorithm keys
+ * (cadence_<coll>_algorithm) choose the persistent schedule's algorithm
+ * before the communicator's (coll/coll.c, cdn_coll_forced).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/handle.h"
+#include "runtime/info.h"
 #include "runtime/op.h"
 #include "runtime/topo.h"
 #include "sched/sched.h"
@@ -290,6 +292,21 @@ static int get_types(const char *fn, const char *name, const MPI_Datatype *src, 
 
 /* ---- the six forms of a collective ---- */
 
+/* A persistent form: its info argument checked, and its algorithm keys
+ * read while the schedule is built (cdn_coll_call_info). */
+#define INIT_FORM(func, fn, params, large, body, ...)                                         \
+    int func(params, MPI_Info info, MPI_Request *request)                                    \
+    {                                                                                        \
+        int rc = MPI_SUCCESS;                                                                \
+        struct cdn_info *in = cdn_info_arg(info, fn, &rc);                                   \
+        if (rc != MPI_SUCCESS)                                                               \
+            return rc;                                                                       \
+        cdn_coll_call_info(in);                                                              \
+        rc = body(fn, __VA_ARGS__, large, F_PERS, request);                                  \
+        cdn_coll_call_info(NULL);                                                            \
+        return rc;                                                                           \
+    }
+
 #define COLL_FORMS(Name, lower, P, ...)                                                       \
     int cdn_MPI_##Name(P(int, int, int))                                                     \
     {                                                                                        \
@@ -307,17 +324,10 @@ static int get_types(const char *fn, const char *name, const MPI_Datatype *src, 
     {                                                                                        \
         return do_##lower("MPI_I" #lower "_c", __VA_ARGS__, true, F_NB, request);            \
     }                                                                                        \
-    int cdn_MPI_##Name##_init(P(int, int, int), MPI_Info info, MPI_Request *request)         \
-    {                                                                                        \
-        (void)info;                                                                          \
-        return do_##lower("MPI_" #Name "_init", __VA_ARGS__, false, F_PERS, request);        \
-    }                                                                                        \
-    int cdn_MPI_##Name##_init_c(P(MPI_Count, MPI_Count, MPI_Aint), MPI_Info info,            \
-                                MPI_Request *request)                                        \
-    {                                                                                        \
-        (void)info;                                                                          \
-        return do_##lower("MPI_" #Name "_init_c", __VA_ARGS__, true, F_PERS, request);       \
-    }
+    INIT_FORM(cdn_MPI_##Name##_init, "MPI_" #Name "_init", P(int, int, int), false,          \
+              do_##lower, __VA_ARGS__)                                                       \
+    INIT_FORM(cdn_MPI_##Name##_init_c, "MPI_" #Name "_init_c",                               \
+              P(MPI_Count, MPI_Count, MPI_Aint), true, do_##lower, __VA_ARGS__)
 
 #define TAIL bool large, int form, MPI_Request *request
 
@@ -354,7 +364,10 @@ int cdn_MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 
 int cdn_MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    (void)info;
+    int rc = MPI_SUCCESS;
+    cdn_info_arg(info, "MPI_Barrier_init", &rc);  /* checked; no key applies */
+    if (rc != MPI_SUCCESS)
+        return rc;
     return do_barrier("MPI_Barrier_init", comm, F_PERS, request);
 }
 

@@ -51,6 +51,7 @@
 #include "runtime/comm.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
+#include "runtime/info.h"
 #include "sched/sched.h"
 
 #define SEQ_BITS 22
@@ -295,12 +296,22 @@ static void env_read(void)
     }
 }
 
+/* The info argument of the persistent call being built (cdn_coll_call_info). */
+static CDN_TLS struct cdn_info *call_info;
+
+void cdn_coll_call_info(struct cdn_info *info)
+{
+    call_info = info;
+}
+
 int cdn_coll_forced(struct cdn_comm *comm, enum cdn_coll_id id)
 {
     pthread_once(&env_once, env_read);
     if (env_choice[id] != CDN_ALG_AUTO)
         return env_choice[id];
     char v[64];
+    if (call_info != NULL && cdn_info_lookup(call_info, selectable[id].info, v, (int)sizeof v, NULL))
+        return parse(id, v, selectable[id].info);
     /* the info lookup takes the communicator's lock: a collective of a
      * process that never kept a cadence_ hint skips it */
     if (cdn_comm_cadence_hints() &&

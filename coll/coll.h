@@ -42,9 +42,15 @@ struct cdn_sched *cdn_coll_sched(struct cdn_comm *comm, bool persistent);
 int cdn_coll_call_tag(const char *fn, struct cdn_comm *comm, int *tag);
 
 /* The algorithm forced for a collective on comm (CADENCE_<COLL>_ALGORITHM,
- * then the communicator's info key cadence_<coll>_algorithm), or
- * CDN_ALG_AUTO.  An unknown name is reported once on stderr and ignored. */
+ * then the key cadence_<coll>_algorithm of the info argument of the
+ * persistent call being built on this thread, cdn_coll_call_info, then the
+ * communicator's), or CDN_ALG_AUTO.  An unknown name is reported once on
+ * stderr and ignored. */
 int cdn_coll_forced(struct cdn_comm *comm, enum cdn_coll_id id);
+/* The info argument of the MPI_<Coll>_init call whose schedule this thread
+ * builds now (NULL once it is built, or for none). */
+struct cdn_info;
+void cdn_coll_call_info(struct cdn_info *info);
 
 /* A blocking or nonblocking collective call, as far as its schedule goes:
  * an identical later call on the same communicator may run the schedule

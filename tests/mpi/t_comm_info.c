@@ -9,6 +9,8 @@
  * create_from_group take their info argument; set_info updates only the
  * keys it names. */
 #include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,78 @@ static void works(MPI_Comm c, const char *what)
     CHECK(sum == n * (n - 1) / 2, "%s: sum of ranks %d", what, sum);
 }
 
+/* This process's stderr, captured in a temporary file meanwhile. */
+struct capture {
+    char path[32];
+    int fd, saved;
+};
+
+static bool capture_begin(struct capture *c, const char *what)
+{
+    strcpy(c->path, "/tmp/t_comm_info.XXXXXX");
+    c->fd = mkstemp(c->path);
+    c->saved = dup(2);
+    CHECK(c->fd >= 0 && c->saved >= 0, "%s: no temporary file", what);
+    if (c->fd < 0 || c->saved < 0)
+        return false;
+    fflush(stderr);
+    dup2(c->fd, 2);
+    return true;
+}
+
+static void capture_end(struct capture *c, char *text, size_t len)
+{
+    fflush(stderr);
+    dup2(c->saved, 2);
+    close(c->saved);
+    ssize_t n = pread(c->fd, text, len - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    close(c->fd);
+    unlink(c->path);
+}
+
+/* The info argument of a persistent collective's _init form: its
+ * algorithm key is read (an unknown name is reported on stderr as the
+ * schedule is built), a known one builds a schedule that computes the
+ * right result, and an invalid handle is MPI_ERR_INFO. */
+static void init_info_read(void)
+{
+    int rank, n, x, sum = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    MPI_Info in;
+    MPI_Info_create(&in);
+    MPI_Info_set(in, "cadence_allreduce_algorithm", "no_such_allreduce");
+    MPI_Request req;
+    struct capture cap;
+    if (!capture_begin(&cap, "init info"))
+        return;
+    MPI_Allreduce_init(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, in, &req);
+    char text[512];
+    capture_end(&cap, text, sizeof text);
+    CHECK(strstr(text, "cadence_allreduce_algorithm: unknown algorithm 'no_such_allreduce'") != NULL,
+          "init info: MPI_Allreduce_init did not read its info's cadence_allreduce_algorithm "
+          "(stderr: '%s')", text);
+    MPI_Request_free(&req);
+    MPI_Info_set(in, "cadence_allreduce_algorithm", "ring");
+    MPI_Allreduce_init(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, in, &req);
+    for (int round = 0; round < 3; round++) {
+        x = rank + round;
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        CHECK(sum == n * (n - 1) / 2 + n * round, "init info: ring allreduce round %d gave %d",
+              round, sum);
+    }
+    MPI_Request_free(&req);
+    MPI_Info_free(&in);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Info bad = (MPI_Info)(uintptr_t)0x7ee1;
+    int rc = MPI_Allreduce_init(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, bad, &req), cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_INFO, "init info: an invalid info handle gave class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 /* A cadence_ algorithm hint set after collectives ran with none is read by
  * the next collective (they skip the lookup only while no communicator
  * ever kept one): an unknown algorithm is reported on stderr then. */
@@ -72,22 +146,12 @@ static void late_hint_read(void)
     MPI_Info_set(in, "cadence_bcast_algorithm", "no_such_algorithm");
     MPI_Comm_set_info(c, in);
     MPI_Info_free(&in);
-    char path[] = "/tmp/t_comm_info.XXXXXX";
-    int fd = mkstemp(path), saved = dup(2);
-    CHECK(fd >= 0 && saved >= 0, "late hint: no temporary file");
-    if (fd < 0 || saved < 0)
+    struct capture cap;
+    if (!capture_begin(&cap, "late hint"))
         return;
-    fflush(stderr);
-    dup2(fd, 2);
     MPI_Bcast(&x, 1, MPI_INT, 0, c);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    char text[512] = "";
-    ssize_t n = pread(fd, text, sizeof text - 1, 0);
-    text[n > 0 ? n : 0] = '\0';
-    close(fd);
-    unlink(path);
+    char text[512];
+    capture_end(&cap, text, sizeof text);
     CHECK(strstr(text, "unknown algorithm 'no_such_algorithm'") != NULL,
           "late hint: the bcast did not read cadence_bcast_algorithm (stderr: '%s')", text);
     CHECK(x == 7, "late hint: bcast gave %d", x);
@@ -102,6 +166,7 @@ int main(int argc, char **argv)
     expect(MPI_COMM_WORLD, all_false, NULL, "MPI_COMM_WORLD");
     expect(MPI_COMM_SELF, all_false, NULL, "MPI_COMM_SELF");
     late_hint_read();
+    init_info_read();
 
     MPI_Info yes;  /* every assertion, in mixed case, and a key nobody uses */
     MPI_Info_create(&yes);

@@ -31,6 +31,7 @@
 #include "progress/request.h"
 #include "progress/sent.h"
 #include "progress/spin.h"
+#include "progress/staging.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
@@ -306,6 +307,7 @@ void cdn_progress_finalize(void)
     cdn_engine.epfd = cdn_engine.wake_fd = -1;
     cdn_engine.park_epfd = cdn_engine.park_fd = cdn_engine.timer_fd = -1;
     cdn_request_pool_finalize();
+    cdn_staging_finalize();
 }
 
 /* epoll_wait with a nanosecond timeout where the kernel has epoll_pwait2

@@ -21,6 +21,7 @@
 #include "progress/engine.h"
 #include "progress/match.h"
 #include "progress/sent.h"
+#include "progress/staging.h"
 #include "runtime/comm.h"
 #include "runtime/copy.h"
 #include "runtime/error.h"
@@ -47,7 +48,7 @@ static void p2p_free(struct cdn_request *r)
     struct cdn_p2p *p = &r->u.p2p;
     cdn_dt_segment_fini(&p->seg);  /* its reference is the one keeping p->dt */
     if (p->tmp != NULL)
-        free(p->tmp);
+        cdn_staging_put(p->tmp, (size_t)p->bytes);
     if (p->msg != NULL)
         cdn_msg_free(p->msg);
 }
@@ -126,7 +127,7 @@ const void *cdn_p2p_send_contig(struct cdn_request *sreq)
         return p->tmp;
     if (p->seg.contig != NULL)
         return p->seg.contig;
-    p->tmp = malloc((size_t)p->bytes);
+    p->tmp = cdn_staging_get((size_t)p->bytes);
     if (p->tmp != NULL)
         cdn_dt_pack(&p->seg, 0, p->tmp, p->bytes);
     return p->tmp;
@@ -188,7 +189,7 @@ static inline int send_start(struct cdn_request *r, bool fresh)
         /* A persistent send's data may have changed since the last start: a
          * packed copy made then is stale. */
         if (p->tmp != NULL) {
-            free(p->tmp);
+            cdn_staging_put(p->tmp, (size_t)p->bytes);
             p->tmp = NULL;
         }
         cdn_request_arm(r, nevents);

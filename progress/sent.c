@@ -6,6 +6,7 @@
 
 #include "progress/engine.h"
 #include "progress/params.h"
+#include "progress/staging.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
 #include "transport/transport.h"
@@ -55,6 +56,10 @@ void cdn_sent_print(void)
             atomic_load(&cdn_engine.linger_ends[CDN_LINGER_STARTED]),
             atomic_load(&cdn_engine.linger_ends[CDN_LINGER_OTHER]),
             atomic_load(&cdn_engine.held));
+    unsigned long asked, allocated;
+    cdn_staging_counts(&asked, &allocated);
+    fprintf(stderr, "cadence: rank %d: staging copies of non-contiguous messages %lu, "
+            "allocated %lu\n", cdn_rt.world_rank, asked, allocated);
     fprintf(stderr, "cadence: rank %d: immediate sends complete at the call %lu\n",
             cdn_rt.world_rank, atomic_load(&cdn_sent_at_call));
 }

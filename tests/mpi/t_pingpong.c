@@ -193,6 +193,8 @@ static void flood_order(int nb, int n)
     }
 }
 
+static void strided_vectors(int rounds);
+
 static void modes_and_persistent(void)
 {
     int peer = rank == 0 ? 1 : 0;
@@ -328,21 +330,27 @@ static void modes_and_persistent(void)
         CHECK(got == ROUNDS && !flag, "the eager messages all arrive in order (%d of %d) and "
               "the cancelled ones do not", got, ROUNDS);
     }
-    /* a derived type across processes: packed into one cell's short form
-     * (40 bytes), its long form (44), and rendezvous-sized */
+    strided_vectors(1);
+}
+
+/* A derived type across processes, rounds times: packed into one cell's
+ * short form (40 bytes), its long form (44), and rendezvous-sized (a
+ * staging copy packed for the transport to read whole). */
+static void strided_vectors(int rounds)
+{
     static const int counts[] = {10, 11, 20000};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3 * rounds; k++) {
         MPI_Datatype vec;
-        int m = counts[k];
+        int m = counts[k % 3];
         MPI_Type_vector(m, 1, 3, MPI_INT, &vec);
         MPI_Type_commit(&vec);
         int *v = calloc(3 * m, sizeof(int));
         if (rank == 0) {
             for (int i = 0; i < 3 * m; i++)
                 v[i] = i;
-            MPI_Send(v, 1, vec, 1, 14 + k, MPI_COMM_WORLD);
+            MPI_Send(v, 1, vec, 1, 14 + k % 3, MPI_COMM_WORLD);
         } else {
-            MPI_Recv(v, 1, vec, 0, 14 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(v, 1, vec, 0, 14 + k % 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             int ok = 1;
             for (int i = 0; i < 3 * m; i++)
                 ok &= v[i] == (i % 3 ? 0 : i);
@@ -360,6 +368,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc > 1 && strcmp(argv[1], "long") == 0) {
         long_pingpong();
+    } else if (argc > 1 && strcmp(argv[1], "strided") == 0) {
+        strided_vectors(30);  /* the staging copies are reused (tests/mpi/meson.build) */
     } else if (argc > 1 && strcmp(argv[1], "flood") == 0) {
         /* 3,000 MPI_Isend past a full channel, ten times: the queue for
          * ring space grows to thousands of items each time (its items are

@@ -51,6 +51,7 @@ struct tcp_out {
     uint64_t token, total, done;  /* STREAM: receiver's token, bytes to send, bytes sent */
     struct tcp_frame hdr;         /* STREAM: the current chunk's header */
     size_t chunk, hdr_off, chunk_off;
+    size_t cap;                   /* bytes of room after the item (buf's, or a chunk's) */
 };
 
 static struct tcp_state *state_of(struct cdn_transport *tp)
@@ -107,13 +108,50 @@ static void queue(struct tcp_state *st, struct tcp_peer *p, struct tcp_out *o)
     atomic_fetch_add(&st->queued, 1);
 }
 
+/* Spare queue items kept per peer (dequeue): a queue deeper than this
+ * allocates for the excess each time it fills. */
+enum { OUT_SPARE_MAX = 64 };
+
+/* A zeroed queue item for p with at least room bytes after it: a spare
+ * one, or a new one, its room rounded up to a power of two so that spares
+ * fit later items of about the same size (lock held); NULL when out of
+ * memory. */
+static struct tcp_out *out_get(struct tcp_peer *p, size_t room)
+{
+    struct tcp_out **link = &p->out_spare;
+    while (*link != NULL && (*link)->cap < room)
+        link = &(*link)->next;
+    struct tcp_out *o = *link;
+    if (o == NULL) {
+        size_t cap = room == 0 ? 0 : 64;
+        while (cap < room)
+            cap *= 2;
+        o = calloc(1, sizeof *o + cap);
+        if (o != NULL)
+            o->cap = cap;
+        return o;
+    }
+    *link = o->next;
+    p->nspare--;
+    size_t cap = o->cap;
+    memset(o, 0, sizeof *o);
+    o->cap = cap;
+    return o;
+}
+
 static void dequeue(struct tcp_state *st, struct tcp_peer *p)
 {
     struct tcp_out *o = p->outq;
     p->outq = o->next;
     if (p->outq == NULL)
         p->outq_tail = NULL;
-    free(o);
+    if (p->nspare < OUT_SPARE_MAX) {
+        o->next = p->out_spare;
+        p->out_spare = o;
+        p->nspare++;
+    } else {
+        free(o);
+    }
     atomic_fetch_sub(&st->queued, 1);
     cdn_progress_work_changed(-1);
 }
@@ -240,7 +278,7 @@ static int put(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame 
         if (w == total)
             return MPI_SUCCESS;
     }
-    struct tcp_out *o = calloc(1, sizeof *o + (total - w));
+    struct tcp_out *o = out_get(p, total - w);
     if (o == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "tcp: out of memory queueing %zu bytes for rank %d",
                        total - w, p->world);
@@ -446,23 +484,23 @@ static void on_cts(struct tcp_state *st, struct tcp_peer *p, const struct tcp_fr
     }
     struct cdn_p2p *sp = &s->u.p2p;
     bool contig = sp->tmp != NULL || cdn_datatype_is_contig(sp->dt, sp->count);
-    struct tcp_out *o = calloc(1, sizeof *o + (contig ? 0 : TCP_DATA_CHUNK));
-    if (o == NULL)
-        cdn_rt_abort(1, "cadence: tcp: out of memory starting a transfer to rank %d", p->world);
-    o->kind = OUT_STREAM;
-    o->req = s;
-    o->src = contig ? cdn_p2p_send_contig(s) : NULL;
-    o->buf = contig ? NULL : (unsigned char *)(o + 1);
-    o->token = f->b;
-    o->total = f->h.bytes;
+    const char *src = contig ? cdn_p2p_send_contig(s) : NULL;
     struct cdn_request *done = NULL;
     pthread_mutex_lock(&p->lock);
     if (p->state != PEER_UP) {
         pthread_mutex_unlock(&p->lock);
-        free(o);
         cdn_p2p_send_done(s, true, peer_err(p, "send"));
         return;
     }
+    struct tcp_out *o = out_get(p, contig ? 0 : TCP_DATA_CHUNK);
+    if (o == NULL)
+        cdn_rt_abort(1, "cadence: tcp: out of memory starting a transfer to rank %d", p->world);
+    o->kind = OUT_STREAM;
+    o->req = s;
+    o->src = src;
+    o->buf = contig ? NULL : (unsigned char *)(o + 1);
+    o->token = f->b;
+    o->total = f->h.bytes;
     queue(st, p, o);
     flush(st, p, &done);
     pthread_mutex_unlock(&p->lock);
@@ -708,6 +746,11 @@ static void tcp_finalize(struct cdn_transport *tp)
         while (f.outq != NULL) {
             struct tcp_out *o = f.outq;
             f.outq = o->next;
+            free(o);
+        }
+        while (p->out_spare != NULL) {
+            struct tcp_out *o = p->out_spare;
+            p->out_spare = o->next;
             free(o);
         }
         free(p->rx);

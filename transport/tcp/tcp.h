@@ -68,6 +68,8 @@ struct tcp_peer {
     bool pollout;                 /* EPOLLOUT is being watched */
     struct tcp_conn *out;         /* our connection attempt, until settled */
     struct tcp_out *outq, *outq_tail;
+    struct tcp_out *out_spare;    /* queue items taken off, for reuse (lock held) */
+    int nspare;
     struct cdn_request *waiting;  /* sends waiting for CTS, ACK or CANCELLED */
     struct cdn_request *pulls;    /* receives waiting for DATA */
     uint64_t msgs_out;            /* EAGER and RTS frames queued to the peer (lock held) */

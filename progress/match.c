@@ -136,71 +136,105 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
     return NULL;
 }
 
-/* ---- the copy pool ----
+/* ---- the copy pools ----
  *
- * Unexpected eager messages up to POOL_PAYLOAD bytes are copied into blocks
- * kept for reuse (the message and its payload in one block, the payload on
- * a line of its own), at most POOL_KEEP of them.  With malloc and free, a
- * window of unexpected 16 KiB messages freed together left 128 KiB free at
- * the top of glibc's heap, which glibc hands back to the kernel: the next
- * window's copies faulted their pages in again, 4 faults per message at
- * about a microsecond each on this guest (a 16 KiB bibw took 270,000 page
- * faults for 80,000 unexpected messages). */
+ * Unexpected messages are copied into blocks kept for reuse: a message
+ * with at most 192 bytes of payload (or none: a rendezvous header) into a
+ * block of its own size, the payload inline; one of up to POOL_PAYLOAD
+ * bytes into a block that holds both, the payload on a line of its own;
+ * at most KEEP of each are kept.  With malloc and free, a window of
+ * unexpected 16 KiB messages freed together left 128 KiB free at the top
+ * of glibc's heap, which glibc hands back to the kernel: the next window's
+ * copies faulted their pages in again, 4 faults per message at about a
+ * microsecond each on this guest (a 16 KiB bibw took 270,000 page faults
+ * for 80,000 unexpected messages); and a small message paid a malloc and
+ * a free.  Kept: up to 4,096 small blocks (320 bytes each) and 64 large
+ * ones (16.3 KiB).  Larger payloads (TCP's eager limit is above
+ * POOL_PAYLOAD) are allocated with their message. */
 #define POOL_PAYLOAD 16384
-#define POOL_KEEP 64
 #define POOL_HEAD ((sizeof(struct cdn_msg) + 63) & ~(size_t)63)
+enum { KEEP_SMALL = 4096, KEEP_COPY = 64 };
 
-static struct {
+struct cdn_msg_pool {
     struct cdn_spin lock;
-    int n;
-    struct cdn_msg *free[POOL_KEEP];
-} pool = {CDN_SPIN_INIT, 0, {NULL}};
+    int n, keep;
+    size_t block;                 /* bytes of a block: a multiple of 64 */
+    bool data_in_block;           /* the payload follows the message in the block */
+    struct cdn_msg **free;        /* keep of them */
+};
 
-static struct cdn_msg *pool_get(void)
+static struct cdn_msg *small_free[KEEP_SMALL], *copy_free[KEEP_COPY];
+static struct cdn_msg_pool small_pool = {CDN_SPIN_INIT, 0, KEEP_SMALL, POOL_HEAD, false, small_free};
+static struct cdn_msg_pool copy_pool = {CDN_SPIN_INIT, 0, KEEP_COPY, POOL_HEAD + POOL_PAYLOAD, true,
+                                        copy_free};
+/* Copies made, and blocks allocated for them (CADENCE_TRANSPORT_REPORT). */
+static atomic_ulong copies_made, copies_allocated;
+
+static struct cdn_msg *pool_get(struct cdn_msg_pool *pl)
 {
     struct cdn_msg *msg = NULL;
-    cdn_spin_lock(&pool.lock);
-    if (pool.n > 0)
-        msg = pool.free[--pool.n];
-    cdn_spin_unlock(&pool.lock);
-    if (msg == NULL && (msg = aligned_alloc(64, POOL_HEAD + POOL_PAYLOAD)) == NULL)
-        return NULL;
-    msg->pooled = true;
-    msg->data = (char *)msg + POOL_HEAD;
+    cdn_spin_lock(&pl->lock);
+    if (pl->n > 0)
+        msg = pl->free[--pl->n];
+    cdn_spin_unlock(&pl->lock);
+    if (msg == NULL) {
+        if ((msg = aligned_alloc(64, pl->block)) == NULL)
+            return NULL;
+        atomic_fetch_add_explicit(&copies_allocated, 1, memory_order_relaxed);
+    }
+    msg->pool = pl;
+    msg->data = pl->data_in_block ? (char *)msg + POOL_HEAD : NULL;
     return msg;
 }
 
 static void pool_put(struct cdn_msg *msg)
 {
-    cdn_spin_lock(&pool.lock);
-    if (pool.n < POOL_KEEP) {
-        pool.free[pool.n++] = msg;
+    struct cdn_msg_pool *pl = msg->pool;
+    cdn_spin_lock(&pl->lock);
+    if (pl->n < pl->keep) {
+        pl->free[pl->n++] = msg;
         msg = NULL;
     }
-    cdn_spin_unlock(&pool.lock);
+    cdn_spin_unlock(&pl->lock);
     free(msg);
+}
+
+static void pool_drain(struct cdn_msg_pool *pl)
+{
+    cdn_spin_lock(&pl->lock);
+    while (pl->n > 0)
+        free(pl->free[--pl->n]);
+    cdn_spin_unlock(&pl->lock);
+}
+
+void cdn_match_copy_counts(unsigned long *made, unsigned long *allocated)
+{
+    *made = atomic_load_explicit(&copies_made, memory_order_relaxed);
+    *allocated = atomic_load_explicit(&copies_allocated, memory_order_relaxed);
 }
 
 static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
 {
     size_t n = payload != NULL ? (size_t)tmpl->h.bytes : 0;
-    bool pooled = n > sizeof tmpl->inline_data && n <= POOL_PAYLOAD;
-    struct cdn_msg *msg = pooled ? pool_get() : malloc(sizeof *msg);
+    struct cdn_msg_pool *pl = n <= sizeof tmpl->inline_data ? &small_pool
+                              : n <= POOL_PAYLOAD            ? &copy_pool
+                                                             : NULL;
+    atomic_fetch_add_explicit(&copies_made, 1, memory_order_relaxed);
+    struct cdn_msg *msg = pl != NULL ? pool_get(pl) : malloc(sizeof *msg);
     if (msg == NULL)
         return NULL;
-    /* up to data: data and pooled are the block's (pool_get set them) */
+    /* up to data: data and pool are the block's (pool_get set them) */
     memcpy(msg, tmpl, offsetof(struct cdn_msg, data));
     msg->next = msg->prev = NULL;
-    if (!pooled) {
-        msg->pooled = false;
-        msg->data = NULL;
-        if (payload != NULL) {
-            msg->data = n <= sizeof msg->inline_data ? msg->inline_data : malloc(n);
-            if (msg->data == NULL) {
-                free(msg);
-                return NULL;
-            }
+    if (pl == NULL) {
+        msg->pool = NULL;
+        if ((msg->data = malloc(n)) == NULL) {
+            free(msg);
+            return NULL;
         }
+        atomic_fetch_add_explicit(&copies_allocated, 1, memory_order_relaxed);
+    } else if (pl == &small_pool) {
+        msg->data = payload != NULL ? msg->inline_data : NULL;
     }
     if (payload != NULL)
         cdn_copy(msg->data, payload, n);
@@ -297,12 +331,11 @@ bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
 
 void cdn_msg_free(struct cdn_msg *msg)
 {
-    if (msg->pooled) {
+    if (msg->pool != NULL) {
         pool_put(msg);
         return;
     }
-    if (msg->data != NULL && msg->data != (void *)msg->inline_data)
-        free(msg->data);
+    free(msg->data);
     free(msg);
 }
 
@@ -360,9 +393,9 @@ int cdn_match_finalize(void)
         }
     }
     pthread_mutex_unlock(&ctx_lock);
-    cdn_spin_lock(&pool.lock);
-    while (pool.n > 0)
-        free(pool.free[--pool.n]);
-    cdn_spin_unlock(&pool.lock);
+    pool_drain(&small_pool);
+    pool_drain(&copy_pool);
+    atomic_store(&copies_made, 0);
+    atomic_store(&copies_allocated, 0);
     return left;
 }

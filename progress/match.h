@@ -26,6 +26,8 @@
 
 struct cdn_request;
 
+struct cdn_msg_pool;
+
 /* An unexpected message, or one taken by MPI_(I)mprobe. */
 struct cdn_msg {
     struct cdn_msg *next, *prev;
@@ -38,7 +40,7 @@ struct cdn_msg {
                                  * the channel from peer; self path: sreq's address (0 for
                                  * an eager message, whose send is complete) */
     void *data;                 /* eager: the payload (h.bytes bytes) */
-    bool pooled;                /* msg and data are one block of the copy pool (match.c) */
+    struct cdn_msg_pool *pool;  /* the pool its block goes back to (match.c), or NULL */
     unsigned char inline_data[192];
 };
 
@@ -100,6 +102,9 @@ bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
                      struct cdn_wire_hdr *h, struct cdn_msg **taken);
 
 void cdn_msg_free(struct cdn_msg *msg);
+/* Unexpected messages copied so far, and blocks allocated for the copies
+ * (the rest reused kept ones: CADENCE_TRANSPORT_REPORT). */
+void cdn_match_copy_counts(unsigned long *made, unsigned long *allocated);
 
 /* Take out of every context the posted receives for which pred holds (a
  * peer failed); returns them chained through next. */

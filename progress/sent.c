@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "progress/engine.h"
+#include "progress/match.h"
 #include "progress/params.h"
 #include "progress/staging.h"
 #include "runtime/error.h"
@@ -60,6 +61,9 @@ void cdn_sent_print(void)
     cdn_staging_counts(&asked, &allocated);
     fprintf(stderr, "cadence: rank %d: staging copies of non-contiguous messages %lu, "
             "allocated %lu\n", cdn_rt.world_rank, asked, allocated);
+    cdn_match_copy_counts(&asked, &allocated);
+    fprintf(stderr, "cadence: rank %d: unexpected messages copied %lu, copies allocated %lu\n",
+            cdn_rt.world_rank, asked, allocated);
     fprintf(stderr, "cadence: rank %d: immediate sends complete at the call %lu\n",
             cdn_rt.world_rank, atomic_load(&cdn_sent_at_call));
 }

@@ -3,18 +3,38 @@
 # sources (docs/architecture.md, "Dependency direction").  Fails naming the
 # offending lines.
 #   - transport/ does not read or write the engine's state (cdn_engine):
-#     it asks the engine through the calls in transport/transport.h.
+#     it asks the engine through the calls in transport/transport.h;
+#   - transport/ includes nothing from api/, sched/ or coll/;
+#   - api/, sched/ and coll/ include nothing from transport/ (they reach
+#     the network through progress/).
 set -u
 root=$1
-files=$(find "$root/transport" -name '*.[ch]' | sort)
-n=$(printf '%s\n' "$files" | grep -c .)
-if [ "$n" -lt 5 ]; then
-    printf 'FAIL: found only %d source files under %s/transport\n' "$n" "$root"
-    exit 1
-fi
-bad=$(grep -n 'cdn_engine\.' $files)
-if [ -n "$bad" ]; then
-    printf 'FAIL: transport/ touches the engine state (cdn_engine):\n%s\n' "$bad"
-    exit 1
-fi
-printf 'ok: %d files under transport/, none touches cdn_engine\n' "$n"
+failed=0
+sources() {
+    find "$root/$1" -name '*.[ch]' | sort
+}
+count() {
+    printf '%s\n' "$1" | grep -c .
+}
+# rule NAME FILES PATTERN: no line of FILES matches PATTERN
+rule() {
+    name=$1 files=$2 pattern=$3
+    if [ "$(count "$files")" -lt 2 ]; then
+        printf 'FAIL: %s: found only %d source files\n' "$name" "$(count "$files")"
+        failed=1
+        return
+    fi
+    bad=$(grep -n -- "$pattern" $files)
+    if [ -n "$bad" ]; then
+        printf 'FAIL: %s:\n%s\n' "$name" "$bad"
+        failed=1
+    else
+        printf 'ok: %s (%d files)\n' "$name" "$(count "$files")"
+    fi
+}
+transport=$(sources transport)
+above=$(sources api; sources sched; sources coll)
+rule "transport/ does not touch cdn_engine" "$transport" 'cdn_engine\.'
+rule "transport/ includes nothing from api/, sched/, coll/" "$transport" '#include "\(api\|sched\|coll\)/'
+rule "api/, sched/, coll/ include nothing from transport/" "$above" '#include "transport/'
+exit $failed

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "progress/engine.h"
+#include "progress/keep.h"
 #include "progress/request.h"
 #include "runtime/copy.h"
 
@@ -156,27 +157,20 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
 enum { KEEP_SMALL = 4096, KEEP_COPY = 64 };
 
 struct cdn_msg_pool {
-    struct cdn_spin lock;
-    int n, keep;
+    struct cdn_keep kept;
     size_t block;                 /* bytes of a block: a multiple of 64 */
     bool data_in_block;           /* the payload follows the message in the block */
-    struct cdn_msg **free;        /* keep of them */
 };
 
-static struct cdn_msg *small_free[KEEP_SMALL], *copy_free[KEEP_COPY];
-static struct cdn_msg_pool small_pool = {CDN_SPIN_INIT, 0, KEEP_SMALL, POOL_HEAD, false, small_free};
-static struct cdn_msg_pool copy_pool = {CDN_SPIN_INIT, 0, KEEP_COPY, POOL_HEAD + POOL_PAYLOAD, true,
-                                        copy_free};
+static void *small_kept[KEEP_SMALL], *copy_kept[KEEP_COPY];
+static struct cdn_msg_pool small_pool = {CDN_KEEP_INIT(small_kept), POOL_HEAD, false};
+static struct cdn_msg_pool copy_pool = {CDN_KEEP_INIT(copy_kept), POOL_HEAD + POOL_PAYLOAD, true};
 /* Copies made, and blocks allocated for them (CADENCE_TRANSPORT_REPORT). */
 static atomic_ulong copies_made, copies_allocated;
 
 static struct cdn_msg *pool_get(struct cdn_msg_pool *pl)
 {
-    struct cdn_msg *msg = NULL;
-    cdn_spin_lock(&pl->lock);
-    if (pl->n > 0)
-        msg = pl->free[--pl->n];
-    cdn_spin_unlock(&pl->lock);
+    struct cdn_msg *msg = cdn_keep_take(&pl->kept);
     if (msg == NULL) {
         if ((msg = aligned_alloc(64, pl->block)) == NULL)
             return NULL;
@@ -187,25 +181,6 @@ static struct cdn_msg *pool_get(struct cdn_msg_pool *pl)
     return msg;
 }
 
-static void pool_put(struct cdn_msg *msg)
-{
-    struct cdn_msg_pool *pl = msg->pool;
-    cdn_spin_lock(&pl->lock);
-    if (pl->n < pl->keep) {
-        pl->free[pl->n++] = msg;
-        msg = NULL;
-    }
-    cdn_spin_unlock(&pl->lock);
-    free(msg);
-}
-
-static void pool_drain(struct cdn_msg_pool *pl)
-{
-    cdn_spin_lock(&pl->lock);
-    while (pl->n > 0)
-        free(pl->free[--pl->n]);
-    cdn_spin_unlock(&pl->lock);
-}
 
 void cdn_match_copy_counts(unsigned long *made, unsigned long *allocated)
 {
@@ -331,11 +306,10 @@ bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
 
 void cdn_msg_free(struct cdn_msg *msg)
 {
-    if (msg->pool != NULL) {
-        pool_put(msg);
+    if (msg->pool != NULL && cdn_keep_give(&msg->pool->kept, msg))
         return;
-    }
-    free(msg->data);
+    if (msg->pool == NULL)
+        free(msg->data);  /* else in the block */
     free(msg);
 }
 
@@ -393,8 +367,8 @@ int cdn_match_finalize(void)
         }
     }
     pthread_mutex_unlock(&ctx_lock);
-    pool_drain(&small_pool);
-    pool_drain(&copy_pool);
+    cdn_keep_drain(&small_pool.kept);
+    cdn_keep_drain(&copy_pool.kept);
     atomic_store(&copies_made, 0);
     atomic_store(&copies_allocated, 0);
     return left;

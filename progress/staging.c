@@ -2,21 +2,24 @@
  *
  * Buffers are allocated at a power of two from 4 KiB, and up to KEEP of
  * each size class up to 4 MiB are kept when given back (at most 2 x 8 MiB
- * held in all); larger ones are allocated and freed each time.  One lock:
- * a staging copy is taken and given back once per message, beside a copy
- * of the whole message. */
+ * held in all); larger ones are allocated and freed each time
+ * (progress/keep.h). */
 #include "progress/staging.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "progress/spin.h"
+#include "progress/keep.h"
 
 enum { MIN_SHIFT = 12, MAX_SHIFT = 22, NCLASS = MAX_SHIFT - MIN_SHIFT + 1, KEEP = 2 };
 
-static struct cdn_spin lock = CDN_SPIN_INIT;
 static void *kept[NCLASS][KEEP];
-static int nkept[NCLASS];
+#define CLASS(c) CDN_KEEP_INIT(kept[c])
+static struct cdn_keep classes[NCLASS] = {CLASS(0), CLASS(1), CLASS(2), CLASS(3), CLASS(4),
+                                          CLASS(5), CLASS(6), CLASS(7), CLASS(8), CLASS(9),
+                                          CLASS(10)};
+#undef CLASS
+_Static_assert(NCLASS == 11, "one keep per class above");
 static atomic_ulong asked, allocated;
 
 /* The class of bytes, or -1 above the largest kept; *size gets what to
@@ -39,13 +42,7 @@ void *cdn_staging_get(size_t bytes)
     size_t size;
     int c = class_of(bytes, &size);
     atomic_fetch_add_explicit(&asked, 1, memory_order_relaxed);
-    void *buf = NULL;
-    if (c >= 0) {
-        cdn_spin_lock(&lock);
-        if (nkept[c] > 0)
-            buf = kept[c][--nkept[c]];
-        cdn_spin_unlock(&lock);
-    }
+    void *buf = c >= 0 ? cdn_keep_take(&classes[c]) : NULL;
     if (buf == NULL) {
         buf = malloc(size);
         if (buf != NULL)
@@ -58,16 +55,8 @@ void cdn_staging_put(void *buf, size_t bytes)
 {
     size_t size;
     int c = class_of(bytes, &size);
-    if (c >= 0) {
-        cdn_spin_lock(&lock);
-        bool keep = nkept[c] < KEEP;
-        if (keep)
-            kept[c][nkept[c]++] = buf;
-        cdn_spin_unlock(&lock);
-        if (keep)
-            return;
-    }
-    free(buf);
+    if (c < 0 || !cdn_keep_give(&classes[c], buf))
+        free(buf);
 }
 
 void cdn_staging_counts(unsigned long *a, unsigned long *b)
@@ -78,11 +67,8 @@ void cdn_staging_counts(unsigned long *a, unsigned long *b)
 
 void cdn_staging_finalize(void)
 {
-    cdn_spin_lock(&lock);
     for (int c = 0; c < NCLASS; c++)
-        while (nkept[c] > 0)
-            free(kept[c][--nkept[c]]);
-    cdn_spin_unlock(&lock);
+        cdn_keep_drain(&classes[c]);
     atomic_store(&asked, 0);
     atomic_store(&allocated, 0);
 }

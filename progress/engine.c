@@ -100,8 +100,8 @@ static bool all_reached(void)
 }
 
 /* Open the transport of kind k unless the ones open already reach every
- * other process (or it does not apply to this job); -1 when out of
- * memory, else the MPI error of its init. */
+ * other process (or it does not apply to this job); MPI_SUCCESS, or
+ * MPI_ERR_NO_MEM, or the error of its init. */
 static int transport_open(const struct cdn_transport_kind *k)
 {
     if (all_reached())

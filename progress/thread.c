@@ -206,7 +206,7 @@ static long linger_longer(long ns)
  * build 10-18% faster there (docs/progress.md). */
 static bool held_waits(const struct linger_look *l)
 {
-    return l->held_until != 0 && cdn_progress_now_ns() < l->held_until &&
+    return cdn_progress_now_ns() < l->held_until &&
            atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) &&
            !cdn_progress_computes_next();
 }

@@ -27,8 +27,8 @@
  *   rate_mt     the rate loop in -t threads per rank (MPI_THREAD_MULTIPLE),
  *               thread k of rank 0 streaming to thread k of rank 1 on a
  *               communicator of their own; the size column is the thread
- *               count; total messages per second of all threads over the
- *               wall time until the last is done; 1,000 + 10 windows per
+ *               count; total messages per second of all threads from the
+ *               first one's start to the last one's end; 1,000 + 10 windows per
  *               thread (a tenth of rate's, as latency_mt)
  *   overlap     MPI_Isend/MPI_Irecv + compute + MPI_Wait, 64 KiB .. 4 MiB, with
  *               the OSU overlap definition: pure = start + wait alone, compute
@@ -131,6 +131,7 @@ struct mt_arg {
     long bytes;
     double *t;
     double from, to;  /* when this thread's timed part began and ended */
+    MPI_Comm comm;    /* rate_mt: the pair's communicator */
 };
 
 /* The threads warm up, then wait at the barrier with the main thread,
@@ -185,7 +186,8 @@ static void latency_mt(void)
         pthread_barrier_init(&mt_barrier, NULL, nt + 1);
         sync2();
         for (int i = 0; i < nt; i++) {
-            arg[i] = (struct mt_arg){i, iters, skip, sizes[k], t + (size_t)i * iters};
+            arg[i] = (struct mt_arg){.id = i, .iters = iters, .skip = skip, .bytes = sizes[k],
+                                     .t = t + (size_t)i * iters};
             pthread_create(&th[i], NULL, mt_thread, &arg[i]);
         }
         pthread_barrier_wait(&mt_barrier);
@@ -275,20 +277,15 @@ static void rate(void)
     }
 }
 
-struct rate_arg {
-    MPI_Comm comm;
-    struct mt_arg mt;  /* iters, skip and the timed part's ends */
-};
-
 static void *rate_thread(void *p)
 {
-    struct rate_arg *a = p;
+    struct mt_arg *a = p;
     char s[8] = {1}, r[8];
-    windows_on(a->comm, s, r, 0, 8, a->mt.skip, 0);
+    windows_on(a->comm, s, r, 0, 8, a->skip, 0);
     pthread_barrier_wait(&mt_barrier);
-    a->mt.from = MPI_Wtime();
-    windows_on(a->comm, s, r, 0, 8, a->mt.iters, 0);
-    a->mt.to = MPI_Wtime();
+    a->from = MPI_Wtime();
+    windows_on(a->comm, s, r, 0, 8, a->iters, 0);
+    a->to = MPI_Wtime();
     return NULL;
 }
 
@@ -300,13 +297,12 @@ static void rate_mt(void)
 {
     int nt = opt_threads, iters, skip;
     pthread_t th[nt];
-    struct rate_arg arg[nt];
+    struct mt_arg arg[nt];
     /* a tenth of rate's counts, as latency_mt: more spinning threads than
      * cores can take a scheduler time slice per window */
     counts(8, 1000, 10, 1000, 10, &iters, &skip);
-    struct mt_arg span[nt];
     for (int i = 0; i < nt; i++) {
-        arg[i] = (struct rate_arg){MPI_COMM_NULL, {.iters = iters, .skip = skip}};
+        arg[i] = (struct mt_arg){.id = i, .iters = iters, .skip = skip};
         MPI_Comm_dup(MPI_COMM_WORLD, &arg[i].comm);
     }
     pthread_barrier_init(&mt_barrier, NULL, nt + 1);
@@ -314,11 +310,9 @@ static void rate_mt(void)
     for (int i = 0; i < nt; i++)
         pthread_create(&th[i], NULL, rate_thread, &arg[i]);
     pthread_barrier_wait(&mt_barrier);
-    for (int i = 0; i < nt; i++) {
+    for (int i = 0; i < nt; i++)
         pthread_join(th[i], NULL);
-        span[i] = arg[i].mt;
-    }
-    double t = max2(mt_span(span, nt));
+    double t = max2(mt_span(arg, nt));
     pthread_barrier_destroy(&mt_barrier);
     for (int i = 0; i < nt; i++)
         MPI_Comm_free(&arg[i].comm);

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "progress/am.h"
 #include "progress/params.h"
 #include "progress/request.h"
 #include "progress/sent.h"
@@ -221,6 +222,7 @@ int cdn_progress_init(void)
     cdn_engine.start_delay_ns =
         1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 20, 0, 1000000);
     cdn_sent_init();
+    cdn_p2p_am_register();
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
     cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     cdn_engine.park_epfd = epoll_create1(EPOLL_CLOEXEC);

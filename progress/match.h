@@ -34,7 +34,7 @@ struct cdn_msg {
     struct cdn_wire_hdr h;
     int peer;                   /* sender's world rank */
     struct cdn_transport *tp;   /* NULL: sent by this process */
-    uint64_t raddr;             /* rendezvous: the data's address at the sender */
+    struct cdn_mem_key rkey;    /* rendezvous: the data at the sender (set only then) */
     struct cdn_request *sreq;   /* self path rendezvous: the send request itself */
     uint64_t wire_id;           /* names it for a cancel: the transport's number for it on
                                  * the channel from peer; self path: sreq's address (0 for

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress/am.h"
 #include "progress/engine.h"
 #include "progress/match.h"
 #include "progress/sent.h"
@@ -88,26 +89,32 @@ static void complete_cancelled(struct cdn_request *r)
 
 /* ---- sending ---- */
 
-void cdn_p2p_wire_hdr(const struct cdn_request *sreq, struct cdn_wire_hdr *h)
+static void wire_hdr(const struct cdn_p2p *p, struct cdn_wire_hdr *h)
 {
-    const struct cdn_p2p *p = &sreq->u.p2p;
     h->ctx = p->ctx;
     h->src = p->comm->rank;
     h->tag = p->tag;
     h->flags = p->mode == CDN_SEND_SYNC ? CDN_WIRE_SYNC : 0;
     h->bytes = (uint64_t)p->bytes;
-    h->cookie = (uint64_t)(uintptr_t)sreq;
+    h->cookie = (uint64_t)(uintptr_t)&p->x;
 }
 
-bool cdn_p2p_send_lazy(const struct cdn_request *sreq)
+void cdn_p2p_wire_hdr(const struct cdn_xfer *sx, struct cdn_wire_hdr *h)
 {
-    const struct cdn_p2p *p = &sreq->u.p2p;
+    wire_hdr(&cdn_request_of_xfer((struct cdn_xfer *)sx)->u.p2p, h);
+}
+
+/* Does only a thread blocked in MPI want this send's message at once?  A
+ * standard-mode message on a user's context: receives there are never
+ * urgent (progress/request.h), so nobody acts on it before the receiver's
+ * next poll unless a thread of the receiver sleeps in MPI. */
+static bool send_lazy(const struct cdn_p2p *p)
+{
     return p->mode != CDN_SEND_SYNC && p->ctx == p->comm->context_id;
 }
 
-size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, size_t len)
+static size_t send_pack(struct cdn_p2p *p, uint64_t offset, void *dst, size_t len)
 {
-    struct cdn_p2p *p = &sreq->u.p2p;
     /* The data in one run (packed already, or a contiguous type): copied
      * here, as cdn_dt_pack would after its checks. */
     const char *run = p->tmp != NULL ? p->tmp : p->seg.contig;
@@ -120,17 +127,25 @@ size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, s
     return (size_t)cdn_dt_pack(&p->seg, (MPI_Count)offset, dst, (MPI_Count)len);
 }
 
-const void *cdn_p2p_send_contig(struct cdn_request *sreq)
+size_t cdn_p2p_send_pack(struct cdn_xfer *sx, uint64_t offset, void *dst, size_t len)
 {
-    struct cdn_p2p *p = &sreq->u.p2p;
-    if (p->tmp != NULL)
-        return p->tmp;
-    if (p->seg.contig != NULL)
-        return p->seg.contig;
+    return send_pack(&cdn_request_of_xfer(sx)->u.p2p, offset, dst, len);
+}
+
+static const void *send_contig(struct cdn_p2p *p)
+{
+    if (p->x.src != NULL)
+        return p->x.src;
     p->tmp = cdn_staging_get((size_t)p->bytes);
     if (p->tmp != NULL)
         cdn_dt_pack(&p->seg, 0, p->tmp, p->bytes);
+    p->x.src = p->tmp;
     return p->tmp;
+}
+
+const void *cdn_p2p_send_contig(struct cdn_xfer *sx)
+{
+    return send_contig(&cdn_request_of_xfer(sx)->u.p2p);
 }
 
 static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const void *payload);
@@ -143,11 +158,11 @@ static int self_send(struct cdn_request *sreq)
     if (m == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "send: out of memory for matching context %u", p->ctx);
     struct cdn_msg msg = {.peer = cdn_rt.world_rank};
-    cdn_p2p_wire_hdr(sreq, &msg.h);
+    wire_hdr(p, &msg.h);
     bool eager = p->mode != CDN_SEND_SYNC && p->bytes <= CDN_SELF_EAGER_LIMIT;
     const void *payload = NULL;
     if (eager) {
-        payload = cdn_p2p_send_contig(sreq);
+        payload = send_contig(p);
         if (payload == NULL && p->bytes > 0)
             return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %lld bytes",
                            (long long)p->bytes);
@@ -192,6 +207,8 @@ static inline int send_start(struct cdn_request *r, bool fresh)
             cdn_staging_put(p->tmp, (size_t)p->bytes);
             p->tmp = NULL;
         }
+        /* and the transport's fields start afresh */
+        p->x = (struct cdn_xfer){.bytes = (uint64_t)p->bytes, .src = p->seg.contig};
         cdn_request_arm(r, nevents);
     }
     if (p->rank == MPI_PROC_NULL) {
@@ -202,20 +219,22 @@ static inline int send_start(struct cdn_request *r, bool fresh)
     if (p->mode == CDN_SEND_BUFFERED)
         return cdn_bsend_start(r);
     int rc;
-    p->peer = cdn_comm_world_rank(p->comm, p->rank);
-    if (p->peer == cdn_rt.world_rank) {
+    p->x.peer = cdn_comm_world_rank(p->comm, p->rank);
+    if (p->x.peer == cdn_rt.world_rank) {
         p->tp = NULL;
         cdn_sent_count_one(NULL);
         rc = self_send(r);
     } else {
-        p->tp = cdn_progress_transport_for(p->peer);
+        p->tp = cdn_progress_transport_for(p->x.peer);
         if (p->tp == NULL) {
-            rc = cdn_err(MPI_ERR_OTHER, "send: no transport reaches world rank %d", p->peer);
+            rc = cdn_err(MPI_ERR_OTHER, "send: no transport reaches world rank %d", p->x.peer);
         } else {
             cdn_sent_count_one(p->tp);
+            p->x.sync = p->mode == CDN_SEND_SYNC;
+            p->x.lazy = send_lazy(p);
             if (fresh && r->parent == NULL)
                 starting_unseen = r;
-            rc = p->tp->ops->send(p->tp, r);
+            rc = p->tp->ops->send(p->tp, &p->x);
             starting_unseen = NULL;
         }
     }
@@ -231,7 +250,7 @@ int cdn_p2p_send_start(struct cdn_request *r)
     return send_start(r, false);
 }
 
-void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err)
+static void send_done(struct cdn_request *sreq, bool matched, int err)
 {
     if (sreq == starting_unseen && err == MPI_SUCCESS && sreq->u.p2p.mode != CDN_SEND_SYNC) {
         /* What cdn_request_event does for the last event of a request
@@ -252,24 +271,44 @@ void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err)
         cdn_request_event(sreq);
 }
 
-void cdn_p2p_acked(uint64_t cookie)
+void cdn_p2p_send_done(struct cdn_xfer *sx, bool matched, int err)
 {
-    cdn_request_event((struct cdn_request *)(uintptr_t)cookie);
+    send_done(cdn_request_of_xfer(sx), matched, err);
 }
 
+void cdn_p2p_acked(uint64_t cookie, int err)
+{
+    struct cdn_request *r = cdn_request_of_xfer((struct cdn_xfer *)(uintptr_t)cookie);
+    if (err != MPI_SUCCESS)
+        r->status.MPI_ERROR = err;
+    cdn_request_event(r);
+}
+
+/* What CDN_AM_CANCEL carries: the message, named by its context and the
+ * number its transport gave it on the channel (a send's address is not
+ * enough: an older message whose send is complete and freed can carry the
+ * same one), and the send's transfer, which CDN_AM_CANCELLED echoes. */
+struct cancel_msg {
+    uint64_t cookie, wire_id, ctx;  /* no padding: every byte is sent */
+};
+
 /* A send can be cancelled while its message waits unmatched at the
- * receiver: on the self path here, through another process by asking its
- * transport (the answer completes the request cancelled, or the send goes
- * on and completes normally).  An eager send is complete already. */
+ * receiver: on the self path here, through another process by an active
+ * message behind the message itself, on the same channel (the answer
+ * completes the request cancelled; a cancel that comes too late is not
+ * answered, and the send goes on and completes normally, so nothing
+ * refers to the request after that).  An eager send is complete already. */
 static int send_cancel(struct cdn_request *r)
 {
     struct cdn_p2p *p = &r->u.p2p;
     if (cdn_request_done(r) || p->rank == MPI_PROC_NULL || p->mode == CDN_SEND_BUFFERED)
         return MPI_SUCCESS;
     if (p->tp != NULL) {
-        if (p->tp->ops->cancel == NULL || atomic_exchange(&p->cancel_state, 1) != 0)
+        if (atomic_exchange(&p->cancel_state, 1) != 0)
             return MPI_SUCCESS;
-        return p->tp->ops->cancel(p->tp, r);
+        struct cancel_msg m = {.cookie = (uint64_t)(uintptr_t)&p->x, .wire_id = p->x.wire_id,
+                               .ctx = p->ctx};
+        return cdn_am_send(p->tp, p->x.peer, CDN_AM_CANCEL, &m, sizeof m);
     }
     struct cdn_match_ctx *m = cdn_match_ctx_get(p->ctx);
     if (m != NULL && cdn_match_unsend(m, NULL, cdn_rt.world_rank, (uint64_t)(uintptr_t)r))
@@ -277,15 +316,36 @@ static int send_cancel(struct cdn_request *r)
     return MPI_SUCCESS;
 }
 
-bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, uint64_t wire_id)
+static void on_cancel(struct cdn_transport *tp, int peer, const void *data, size_t len)
 {
-    struct cdn_match_ctx *m = cdn_match_ctx_get(ctx);
-    return m != NULL && cdn_match_unsend(m, tp, peer, wire_id);
+    struct cancel_msg m;
+    if (len != sizeof m)
+        cdn_rt_abort(1, "cadence: rank %d sent a cancel of %zu bytes", peer, len);
+    memcpy(&m, data, sizeof m);
+    struct cdn_match_ctx *mc = m.ctx <= UINT32_MAX ? cdn_match_ctx_get((uint32_t)m.ctx) : NULL;
+    if (mc != NULL && cdn_match_unsend(mc, tp, peer, m.wire_id)) {
+        int rc = cdn_am_send(tp, peer, CDN_AM_CANCELLED, &m.cookie, sizeof m.cookie);
+        if (rc != MPI_SUCCESS)
+            cdn_rt_abort(1, "cadence: answering a cancel from rank %d failed", peer);
+    }
 }
 
-void cdn_p2p_send_cancelled(struct cdn_request *sreq)
+static void on_cancelled(struct cdn_transport *tp, int peer, const void *data, size_t len)
 {
-    complete_cancelled(sreq);
+    uint64_t cookie;
+    if (len != sizeof cookie)
+        cdn_rt_abort(1, "cadence: rank %d sent a cancel answer of %zu bytes", peer, len);
+    memcpy(&cookie, data, sizeof cookie);
+    struct cdn_xfer *sx = (struct cdn_xfer *)(uintptr_t)cookie;
+    if (tp->ops->dropped != NULL)
+        tp->ops->dropped(tp, sx);
+    complete_cancelled(cdn_request_of_xfer(sx));
+}
+
+void cdn_p2p_am_register(void)
+{
+    cdn_am_register(CDN_AM_CANCEL, on_cancel);
+    cdn_am_register(CDN_AM_CANCELLED, on_cancelled);
 }
 
 /* Sets every field of the p2p state: its request comes from
@@ -306,6 +366,8 @@ static void p2p_init(struct cdn_request *r, const void *buf, MPI_Count count,
     p->comm = comm;
     cdn_dt_segment_init(&p->seg, buf, count, dt);  /* holds the reference on dt */
     p->bytes = cdn_dt_segment_bytes(&p->seg);
+    p->x.bytes = (uint64_t)p->bytes;
+    p->x.src = p->seg.contig;
 }
 
 static int send_make(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
@@ -367,8 +429,7 @@ bool cdn_p2p_send_now_of(const struct cdn_request *sreq)
 {
     const struct cdn_p2p *p = &sreq->u.p2p;
     return p->mode == CDN_SEND_STANDARD &&
-           send_now(p->buf, p->count, p->dt, p->rank, p->tag, p->comm, p->ctx,
-                    cdn_p2p_send_lazy(sreq));
+           send_now(p->buf, p->count, p->dt, p->rank, p->tag, p->comm, p->ctx, send_lazy(p));
 }
 
 int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
@@ -501,14 +562,14 @@ static inline void recv_data(struct cdn_request *rreq, uint64_t offset, const vo
         cdn_dt_unpack(&p->seg, (MPI_Count)offset, data, (MPI_Count)len);
 }
 
-void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len)
+void cdn_p2p_recv_data(struct cdn_xfer *rx, uint64_t offset, const void *data, size_t len)
 {
-    recv_data(rreq, offset, data, len);
+    recv_data(cdn_request_of_xfer(rx), offset, data, len);
 }
 
-void cdn_p2p_recv_done(struct cdn_request *rreq, int err)
+void cdn_p2p_recv_done(struct cdn_xfer *rx, int err)
 {
-    cdn_request_complete(rreq, err);
+    cdn_request_complete(cdn_request_of_xfer(rx), err);
 }
 
 static bool names_peer(const struct cdn_request *r, int world)
@@ -530,16 +591,6 @@ void cdn_p2p_peer_failed(struct cdn_transport *tp, int peer, int err)
     }
 }
 
-void cdn_p2p_rndv_info(struct cdn_request *rreq, struct cdn_rndv *out)
-{
-    struct cdn_p2p *p = &rreq->u.p2p;
-    out->peer = p->peer;
-    out->cookie = p->cookie;
-    out->raddr = p->raddr;
-    out->len = (uint64_t)(p->rbytes < p->bytes ? p->rbytes : p->bytes);
-    out->dst = p->seg.contig;
-}
-
 /* Copy len bytes of a local send into a receive, through the datatypes. */
 static void copy_local(struct cdn_request *sreq, struct cdn_request *rreq, MPI_Count len)
 {
@@ -547,7 +598,7 @@ static void copy_local(struct cdn_request *sreq, struct cdn_request *rreq, MPI_C
     if (len == 0)
         return;
     if (d->seg.contig != NULL) {
-        cdn_p2p_send_pack(sreq, 0, d->seg.contig, (size_t)len);
+        send_pack(s, 0, d->seg.contig, (size_t)len);
         return;
     }
     if (s->tmp == NULL && s->seg.contig != NULL) {
@@ -556,7 +607,7 @@ static void copy_local(struct cdn_request *sreq, struct cdn_request *rreq, MPI_C
     }
     char chunk[16384];
     for (MPI_Count off = 0; off < len;) {
-        size_t n = cdn_p2p_send_pack(sreq, (uint64_t)off,
+        size_t n = send_pack(s, (uint64_t)off,
                                      chunk, (size_t)(len - off < (MPI_Count)sizeof chunk
                                                      ? len - off : (MPI_Count)sizeof chunk));
         cdn_dt_unpack(&d->seg, off, chunk, (MPI_Count)n);
@@ -578,20 +629,21 @@ static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const v
         err = cdn_err(MPI_ERR_TRUNCATE, "receive: message of %lld bytes from rank %d (tag %d) is "
                       "longer than the receive buffer of %lld bytes; the first %lld were delivered",
                       (long long)bytes, msg->h.src, msg->h.tag, (long long)p->bytes, (long long)n);
-    p->peer = msg->peer;
+    p->x.peer = msg->peer;
     if (msg->sreq != NULL) {  /* self path rendezvous: copy from the send itself */
         copy_local(msg->sreq, rreq, n);
-        cdn_p2p_send_done(msg->sreq, true, MPI_SUCCESS);
+        send_done(msg->sreq, true, MPI_SUCCESS);
         cdn_request_complete(rreq, err);
         return;
     }
     if (msg->h.flags & CDN_WIRE_RNDV) {
         p->tp = msg->tp;
-        p->cookie = msg->h.cookie;
-        p->raddr = msg->raddr;
-        p->rbytes = bytes;
+        /* the transport's fields zero, as a transfer is handed over */
+        p->x = (struct cdn_xfer){.peer = msg->peer, .bytes = (uint64_t)n,
+                                 .cookie = msg->h.cookie, .rkey = msg->rkey,
+                                 .dst = p->seg.contig};
         rreq->status.MPI_ERROR = err;
-        int rc = msg->tp->ops->pull(msg->tp, rreq);
+        int rc = msg->tp->ops->pull(msg->tp, &p->x);
         if (rc != MPI_SUCCESS)
             cdn_request_complete(rreq, rc);
         return;
@@ -602,13 +654,13 @@ static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const v
         if (msg->tp != NULL)
             msg->tp->ops->ack(msg->tp, msg->peer, msg->h.cookie);
         else
-            cdn_p2p_acked(msg->h.cookie);
+            cdn_p2p_acked(msg->h.cookie, MPI_SUCCESS);
     }
     cdn_request_complete(rreq, err);
 }
 
 void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
-                     const void *payload, uint64_t raddr, uint64_t wire_id)
+                     const void *payload, const struct cdn_mem_key *rkey, uint64_t wire_id)
 {
     struct cdn_match_ctx *m = cdn_match_ctx_get(h->ctx);
     /* Field by field: an initializer would also zero inline_data (a
@@ -618,7 +670,8 @@ void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_h
     msg.h = *h;
     msg.peer = peer;
     msg.tp = tp;
-    msg.raddr = raddr;
+    if (rkey != NULL)
+        msg.rkey = *rkey;
     msg.sreq = NULL;
     msg.wire_id = wire_id;
     msg.data = NULL;

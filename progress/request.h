@@ -26,15 +26,16 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "runtime/datatype.h"
 #include "runtime/handle.h"
+#include "transport/transport.h"
 
 struct cdn_request;
 struct cdn_comm;
 struct cdn_msg;
-struct cdn_transport;
 
 enum cdn_req_kind {
     CDN_REQ_DONE = 1,   /* born complete: MPI_PROC_NULL, bsend user side */
@@ -86,21 +87,16 @@ struct cdn_p2p {
     int rank, tag;            /* peer and tag in the communicator (receive: may be wildcards) */
     uint32_t ctx;             /* context id of the communicator */
     int mode;                 /* enum cdn_send_mode */
-    int peer;                 /* world rank of the peer (sends, matched receives) */
     struct cdn_comm *comm;
     struct cdn_transport *tp; /* the transport moving the data, NULL on the self path */
     void *tmp;                /* staging: packed non-contiguous data */
     void *bsend_region;       /* buffered send: its region of the attached buffer */
     struct cdn_msg *msg;      /* MPI_(I)mrecv: the message taken by mprobe */
-    uint64_t cookie;          /* the peer's request, echoed in control messages */
-    uint64_t wire_id;         /* send: the message's number on its channel (transport.h) */
-    uint64_t raddr;           /* rendezvous: the sender's buffer address */
-    MPI_Count rbytes;         /* rendezvous: the sender's message size */
-    MPI_Count moved;          /* rendezvous: bytes moved so far */
     atomic_int cancel_state;  /* send cancel handshake (enum in p2p.c) */
-    atomic_int parts;         /* rendezvous: pieces the transport still moves */
-    bool rndv;                /* send: goes by rendezvous (the transport's choice, made
-                               * when it is sent) */
+    /* What the transport sees (transport.h): the peer's world rank (sends,
+     * matched receives), the send's rendezvous choice and wire_id, a
+     * rendezvous receive's sender, key and length. */
+    struct cdn_xfer x;
     bool urgent;              /* receive: its arrival must be acted on at once, so while it
                                * is posted it raises CDN_WANT_DATA (peers ring for any
                                * message), else CDN_WANT_POSTED (they ring only for an RTS
@@ -147,6 +143,12 @@ struct cdn_request {
         unsigned char room[256];       /* later kinds keep their state here */
     } u;
 };
+
+/* The point-to-point request whose transfer a transport handed back. */
+static inline struct cdn_request *cdn_request_of_xfer(struct cdn_xfer *x)
+{
+    return (struct cdn_request *)(void *)((char *)x - offsetof(struct cdn_request, u.p2p.x));
+}
 
 /* ---- status helpers (MPICH layout: count in bytes over two ints) ---- */
 #define CDN_STATUS_CANCELLED_BIT 0x1

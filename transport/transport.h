@@ -13,11 +13,11 @@
 #ifndef CDN_TRANSPORT_H
 #define CDN_TRANSPORT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct cdn_request;
 struct cdn_transport;
 
 /* The match header every transport carries with a message. */
@@ -33,6 +33,51 @@ struct cdn_wire_hdr {
 #define CDN_WIRE_SYNC 0x1   /* the sender waits for a match (MPI_Ssend) */
 #define CDN_WIRE_RNDV 0x2   /* only the header came: the data is pulled after a match */
 
+/* Where a peer's memory is, for a transport to reach: its address there
+ * and the key a registration gave it (0 where the transport reaches memory
+ * by address alone, as CMA does).  A rendezvous message carries the
+ * sender's; RMA windows will publish theirs. */
+struct cdn_mem_key {
+    uint64_t addr;
+    uint64_t key;
+};
+
+/* One message's transfer, as a transport sees it.  The engine keeps one in
+ * every point-to-point request and hands transports a pointer to it, never
+ * the request (a transport does not include progress/request.h: test
+ * `layers`).  The engine's fields are set before the transport is called
+ * and only read by it; the transport's are its own, zero when the engine
+ * hands the transfer over.  Completion goes back through the upcalls below
+ * with the same pointer. */
+struct cdn_xfer {
+    /* the engine's */
+    int peer;                  /* world rank of the other side */
+    bool sync;                 /* send: the receiver acknowledges the match (MPI_Ssend) */
+    bool lazy;                 /* send: only a thread blocked in MPI wants the message at
+                                * once (a standard one on a user's context: its doorbell may
+                                * skip the fence, transport/shm/ring.h "Lazy cells") */
+    /* the transport's */
+    bool rndv;                 /* send: it went by rendezvous */
+    int state;                 /* free for the transport (what a send waits for) */
+    atomic_int parts;          /* pieces still being moved */
+    atomic_int err;            /* the first error of a piece */
+    /* the engine's */
+    uint64_t bytes;            /* send: the message's size; rendezvous receive: the bytes
+                                * to move (the part of the message that fits) */
+    const void *src;           /* send: the message as contiguous bytes (the buffer, or a
+                                * staging copy once cdn_p2p_send_contig made one), or NULL */
+    uint64_t cookie;           /* rendezvous receive: the sender's transfer (echoed back) */
+    struct cdn_mem_key rkey;   /* rendezvous receive: the sender's data */
+    void *dst;                 /* rendezvous receive: the contiguous receive buffer, or NULL
+                                * (then place data with cdn_p2p_recv_data) */
+    void (*on_done)(struct cdn_xfer *x, int err);  /* get, put: what cdn_xfer_done runs */
+    /* the transport's */
+    uint64_t wire_id;          /* send: the message's number on its channel (a cancel names
+                                * it: transfers' addresses are reused, these are not) */
+    uint64_t moved;            /* bytes moved so far, or whatever the transport counts */
+    struct cdn_xfer *next;     /* the transport's lists */
+};
+
 struct cdn_transport_ops {
     const char *name;
     /* Open endpoints and publish addresses (before the PMIx fence). */
@@ -40,9 +85,10 @@ struct cdn_transport_ops {
     /* Attach to / connect the peers (after the fence). */
     int (*wireup)(struct cdn_transport *tp);
     bool (*reaches)(struct cdn_transport *tp, int world_rank);
-    /* Send the message of a send request: eager or rendezvous, queued if
-     * the channel is full.  Completion comes back through cdn_p2p_send_done. */
-    int (*send)(struct cdn_transport *tp, struct cdn_request *sreq);
+    /* Send a message: eager or rendezvous (its RTS carrying a memory key
+     * for the data), queued if the channel is full.  Completion comes back
+     * through cdn_p2p_send_done. */
+    int (*send)(struct cdn_transport *tp, struct cdn_xfer *sx);
     /* Optional: a blocking standard send of len <= eager_limit contiguous
      * bytes, written now with no request (header h, cookie 0); false when
      * it cannot go at once (messages queued for the peer, a full channel),
@@ -53,14 +99,28 @@ struct cdn_transport_ops {
                      const void *data, size_t len, bool lazy);
     /* A receive matched a rendezvous header: move the data into it, then
      * cdn_p2p_recv_done (and tell the sender). */
-    int (*pull)(struct cdn_transport *tp, struct cdn_request *rreq);
+    int (*pull)(struct cdn_transport *tp, struct cdn_xfer *rx);
     /* A synchronous eager message was matched: tell its sender. */
     int (*ack)(struct cdn_transport *tp, int peer, uint64_t cookie);
-    /* Ask the receiver to drop a send's message (named by the wire_id the
-     * transport gave it when it wrote the header) if it is still unmatched;
-     * the answer comes as cdn_p2p_send_cancelled (NULL: sends cannot be
-     * cancelled on this transport). */
-    int (*cancel)(struct cdn_transport *tp, struct cdn_request *sreq);
+    /* An active message: len <= am_max bytes for the engine's handler id
+     * at world rank peer (cdn_am_arrived there), in order with every other
+     * message to that peer; data may be reused when the call returns.
+     * For control messages: cancel, and later partitioned, RMA, streams. */
+    int (*am_send)(struct cdn_transport *tp, int peer, unsigned id, const void *data, size_t len);
+    /* Optional: a send the engine completed without the transport (the
+     * receiver dropped its message: a cancel): forget what is kept for it. */
+    void (*dropped)(struct cdn_transport *tp, struct cdn_xfer *sx);
+    /* Optional (CDN_TP_CAP_GET / _PUT): move x->bytes between local memory
+     * (x->dst for get, x->src for put) and x->rkey at world rank x->peer
+     * with no action by the peer's application; the end comes through
+     * cdn_xfer_done. */
+    int (*get)(struct cdn_transport *tp, struct cdn_xfer *x);
+    int (*put)(struct cdn_transport *tp, struct cdn_xfer *x);
+    /* Optional: register len bytes at addr for peers to reach (*key gets
+     * what a peer names them by); NULL: memory is reached by address
+     * alone (key 0).  mem_dereg ends a registration. */
+    int (*mem_reg)(struct cdn_transport *tp, void *addr, size_t len, struct cdn_mem_key *key);
+    void (*mem_dereg)(struct cdn_transport *tp, const struct cdn_mem_key *key);
     /* Process what arrived; returns the number of events handled. */
     int (*poll)(struct cdn_transport *tp);
     /* Anything for poll to do?  A lock-free look, any thread, may err on
@@ -98,8 +158,14 @@ struct cdn_transport_ops {
     void (*finalize)(struct cdn_transport *tp);
 };
 
+/* Capabilities (cdn_transport_ops.caps). */
+#define CDN_TP_CAP_GET 0x1     /* get: one-sided read of a peer's memory */
+#define CDN_TP_CAP_PUT 0x2     /* put: one-sided write */
+
 struct cdn_transport {
     const struct cdn_transport_ops *ops;
+    unsigned caps;        /* what it can do beyond messages (CDN_TP_CAP_*) */
+    size_t am_max;        /* the largest active message */
     size_t eager_limit;   /* larger messages go by rendezvous */
     size_t eager_always;  /* ... and these smaller ones always go eagerly (<= eager_limit);
                            * between the two the transport chooses per message */
@@ -131,55 +197,42 @@ bool cdn_progress_thread_running(void);
  * one merely testing)? */
 bool cdn_progress_driven(void);
 
-/* ---- upcalls into the engine (progress/p2p.c) ---- */
+/* ---- upcalls into the engine (progress/p2p.c, progress/am.c) ---- */
 
 /* A message header (and, eager, its payload of h->bytes bytes) arrived
- * from world rank peer.  raddr: rendezvous source address at the peer.
+ * from world rank peer.  rkey: rendezvous, where the data is at the peer.
  * wire_id: the message's number on the channel from that peer, the same
- * number the sender's transport stored in sreq->u.p2p.wire_id (a cancel
- * names the message by it: request addresses are reused, these are not). */
+ * number the sender's transport stored in its transfer's wire_id (a cancel
+ * names the message by it). */
 void cdn_p2p_arrived(struct cdn_transport *tp, int peer, const struct cdn_wire_hdr *h,
-                     const void *payload, uint64_t raddr, uint64_t wire_id);
-/* The transport is done with a send request's buffer; matched: the
- * receiver is known to have matched it (rendezvous FIN). */
-void cdn_p2p_send_done(struct cdn_request *sreq, bool matched, int err);
-/* A synchronous send's eager message was matched (cookie: its request). */
-void cdn_p2p_acked(uint64_t cookie);
-/* A peer asks to cancel the message (context ctx, its wire_id) it sent us:
- * true if it was still unexpected and is now dropped. */
-bool cdn_p2p_cancel_arrived(struct cdn_transport *tp, int peer, uint32_t ctx, uint64_t wire_id);
-/* The receiver dropped a send's message: the send completes cancelled. */
-void cdn_p2p_send_cancelled(struct cdn_request *sreq);
-/* Fill the header of a send request's message. */
-void cdn_p2p_wire_hdr(const struct cdn_request *sreq, struct cdn_wire_hdr *h);
-/* Does only a thread blocked in MPI want this send's message at once?  A
- * standard-mode message on a user's context: receives there are never
- * urgent (progress/request.h), so nobody acts on it before the receiver's
- * next poll unless a thread of the receiver sleeps in MPI.  Its doorbell
- * may skip the fence (transport/shm/ring.h, "Lazy cells"). */
-bool cdn_p2p_send_lazy(const struct cdn_request *sreq);
+                     const void *payload, const struct cdn_mem_key *rkey, uint64_t wire_id);
+/* The transport is done with a send's buffer; matched: the receiver is
+ * known to have matched it (rendezvous FIN).  err: MPI_SUCCESS or a code. */
+void cdn_p2p_send_done(struct cdn_xfer *sx, bool matched, int err);
+/* A synchronous send's eager message was matched (cookie: its transfer,
+ * as the header carried it); err: MPI_SUCCESS, or why no answer can come. */
+void cdn_p2p_acked(uint64_t cookie, int err);
+/* Fill the header of a send's message. */
+void cdn_p2p_wire_hdr(const struct cdn_xfer *sx, struct cdn_wire_hdr *h);
 /* Pack a piece of a send's message into dst; returns the bytes packed. */
-size_t cdn_p2p_send_pack(struct cdn_request *sreq, uint64_t offset, void *dst, size_t len);
-/* The send's message as contiguous bytes (packed into a staging copy when
- * the datatype is not contiguous); NULL when out of memory. */
-const void *cdn_p2p_send_contig(struct cdn_request *sreq);
-/* Rendezvous receive: the sender's request, data address and message size,
- * how many bytes to move (the part that fits), and, when the receive buffer
- * is contiguous, where they go (else NULL: use cdn_p2p_recv_data). */
-struct cdn_rndv {
-    int peer;
-    uint64_t cookie, raddr, len;
-    void *dst;
-};
-void cdn_p2p_rndv_info(struct cdn_request *rreq, struct cdn_rndv *out);
+size_t cdn_p2p_send_pack(struct cdn_xfer *sx, uint64_t offset, void *dst, size_t len);
+/* The send's message as contiguous bytes (sx->src, or a staging copy made
+ * now and kept in sx->src when the datatype is not contiguous); NULL when
+ * out of memory. */
+const void *cdn_p2p_send_contig(struct cdn_xfer *sx);
 /* Copy a piece of a rendezvous message into the receive's buffer. */
-void cdn_p2p_recv_data(struct cdn_request *rreq, uint64_t offset, const void *data, size_t len);
-/* A rendezvous receive has all its data. */
-void cdn_p2p_recv_done(struct cdn_request *rreq, int err);
+void cdn_p2p_recv_data(struct cdn_xfer *rx, uint64_t offset, const void *data, size_t len);
+/* A rendezvous receive has all its data (or failed: err). */
+void cdn_p2p_recv_done(struct cdn_xfer *rx, int err);
 /* World rank peer is gone without finalizing (its connection reset): the
  * transport has failed what it held for the peer; this fails the posted
  * receives that name it (wildcard receives are left alone).  err: an
  * MPIX_ERR_PROC_FAILED code. */
 void cdn_p2p_peer_failed(struct cdn_transport *tp, int peer, int err);
+/* An active message for handler id arrived from world rank peer. */
+void cdn_am_arrived(struct cdn_transport *tp, int peer, unsigned id, const void *data,
+                    size_t len);
+/* A get or put ended (err: MPI_SUCCESS or a code). */
+void cdn_xfer_done(struct cdn_xfer *x, int err);
 
 #endif

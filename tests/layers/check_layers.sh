@@ -6,7 +6,11 @@
 #     it asks the engine through the calls in transport/transport.h;
 #   - transport/ includes nothing from api/, sched/ or coll/;
 #   - api/, sched/ and coll/ include nothing from transport/ (they reach
-#     the network through progress/).
+#     the network through progress/);
+#   - no transport source reaches the request's private headers
+#     (progress/request.h, p2p.h, match.h), directly or through the headers
+#     it includes: a transport sees a message as a struct cdn_xfer
+#     (transport/transport.h), never as a request.
 set -u
 root=$1
 failed=0
@@ -37,4 +41,33 @@ above=$(sources api; sources sched; sources coll)
 rule "transport/ does not touch cdn_engine" "$transport" 'cdn_engine\.'
 rule "transport/ includes nothing from api/, sched/, coll/" "$transport" '#include "\(api\|sched\|coll\)/'
 rule "api/, sched/, coll/ include nothing from transport/" "$above" '#include "transport/'
+# closure FILE: FILE and every project header it includes, transitively
+closure() {
+    todo=$1 seen=''
+    while [ -n "$todo" ]; do
+        f=${todo%% *}
+        case "$todo" in *' '*) todo=${todo#* } ;; *) todo='' ;; esac
+        case " $seen " in *" $f "*) continue ;; esac
+        seen="$seen $f"
+        for h in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+            [ -f "$root/$h" ] && todo="$todo $root/$h"
+            todo=${todo# }
+        done
+    done
+    printf '%s\n' $seen
+}
+private='progress/\(request\|p2p\|match\)\.h$'
+bad=''
+for f in $transport; do
+    hit=$(closure "$f" | grep -- "$private")
+    [ -n "$hit" ] && bad="$bad$f reaches $(printf '%s' "$hit" | tr '\n' ' ')
+"
+done
+if [ -n "$bad" ]; then
+    printf 'FAIL: transport/ reaches the request headers:\n%s' "$bad"
+    failed=1
+else
+    printf 'ok: no transport source reaches progress/request.h, p2p.h or match.h (%d files)\n' \
+        "$(count "$transport")"
+fi
 exit $failed

@@ -90,9 +90,9 @@ int main(int argc, char **argv)
         unsigned char junk[300];
         for (size_t i = 0; i < sizeof junk; i++)
             junk[i] = (unsigned char)(rand() ^ (int)i);
-        /* a hello in the right shape (magic "CDNT", version 1, kind HELLO,
+        /* a hello in the right shape (magic "CDNT", version 2, kind HELLO,
          * rank 0) with a key that is not the job's */
-        unsigned char hello[48] = {'C', 'D', 'N', 'T', 1, 0, 1, 0};
+        unsigned char hello[48] = {'C', 'D', 'N', 'T', 2, 0, 1, 0};
         for (int i = 16; i < 48; i++)
             hello[i] = (unsigned char)(i * 29);
         struct { const char *what; const void *bytes; size_t len; } cases[] = {

@@ -35,6 +35,8 @@ static struct tcp_frame make(int type, uint32_t len)
     f.h.tag = 7;
     if (type == F_EAGER)
         f.h.bytes = len;
+    if (type == F_AM)
+        f.a = 1;
     if (type == F_RTS) {
         f.h.flags = CDN_WIRE_RNDV;
         f.h.bytes = 1 << 20;
@@ -55,12 +57,16 @@ static void assert_sane(const struct tcp_frame *f, size_t k, size_t avail)
         ck_assert_uint_eq(k, sizeof *f + f->len);
         ck_assert_int_ge(f->h.src, 0);
         ck_assert_uint_eq(f->h.flags & CDN_WIRE_RNDV, 0);
+    } else if (f->type == F_AM) {
+        ck_assert_uint_le(f->len, TCP_AM_MAX);
+        ck_assert_uint_eq(k, sizeof *f + f->len);
+        ck_assert(f->a > 0 && f->a <= UINT16_MAX);
     } else {
         ck_assert_uint_eq(k, sizeof *f);
     }
     if (f->type == F_DATA)
         ck_assert(f->len > 0 && f->len <= TCP_DATA_CHUNK);
-    else if (f->type != F_EAGER)
+    else if (f->type != F_EAGER && f->type != F_AM)
         ck_assert_uint_eq(f->len, 0);
     if (f->type == F_RTS)
         ck_assert(f->h.flags & CDN_WIRE_RNDV);
@@ -70,11 +76,11 @@ START_TEST(test_valid_frames)
 {
     static unsigned char buf[sizeof(struct tcp_frame) + EAGER_MAX];
     for (int type = F_EAGER; type < F_TYPE_END; type++) {
-        uint32_t len = type == F_EAGER ? 100 : type == F_DATA ? 4096 : 0;
+        uint32_t len = type == F_EAGER || type == F_AM ? 100 : type == F_DATA ? 4096 : 0;
         struct tcp_frame f = make(type, len), out;
         memcpy(buf, &f, sizeof f);
         const char *why = NULL;
-        size_t k = cdn_tcp_frame_parse(buf, sizeof f + (type == F_EAGER ? len : 0), EAGER_MAX,
+        size_t k = cdn_tcp_frame_parse(buf, sizeof f + (type != F_DATA ? len : 0), EAGER_MAX,
                                        &out, &why);
         ck_assert_msg(k != CDN_TCP_BAD && k != CDN_TCP_NEED_MORE, "type %d refused: %s", type,
                       why ? why : "");
@@ -102,7 +108,7 @@ START_TEST(test_bad_fields_refused)
 {
     struct tcp_frame out;
     const char *why;
-    struct tcp_frame cases[8];
+    struct tcp_frame cases[10];
     cases[0] = make(0, 0);
     cases[1] = make(F_TYPE_END, 0);
     cases[2] = make(F_EAGER, EAGER_MAX + 1);             /* over the eager limit */
@@ -114,6 +120,9 @@ START_TEST(test_bad_fields_refused)
     cases[6].h.flags = 0;                                 /* rendezvous without the flag */
     cases[7] = make(F_CTS, 0);
     cases[7].zero[1] = 1;
+    cases[8] = make(F_AM, TCP_AM_MAX + 1);               /* over the active-message limit */
+    cases[9] = make(F_AM, 8);
+    cases[9].a = 0;                                       /* names no handler */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         why = NULL;
         ck_assert_msg(cdn_tcp_frame_parse(&cases[i], sizeof cases[i], EAGER_MAX, &out, &why) ==
@@ -136,7 +145,9 @@ START_TEST(test_fuzz_random_and_mutated)
                 buf[i] = (unsigned char)rnd();
         } else {
             int type = 1 + (int)(rnd() % (F_TYPE_END - 1));
-            uint32_t len = type == F_EAGER ? rnd() % 300 : type == F_DATA ? 1 + rnd() % 300 : 0;
+            uint32_t len = type == F_EAGER || type == F_AM ? rnd() % 300
+                           : type == F_DATA                  ? 1 + rnd() % 300
+                                                             : 0;
             struct tcp_frame f = make(type, len);
             memcpy(buf, &f, sizeof f);
             for (size_t i = sizeof f; i < avail; i++)

@@ -29,9 +29,9 @@
  *     The receiver's FIN follows PUSH in the same ring, so the sender has
  *     finished writing (or found the offer taken) before it sees FIN and
  *     completes.
- * Cancel: C_CANCEL asks the receiver to drop a still-unmatched message,
- * named by the ring position of its header cell; C_CANCELLED answers only
- * a success.
+ * Active messages (C_AM): one cell, the handler id in a; the engine's
+ * cancel travels so, naming a message by its number among the messages
+ * to the peer (msgs_out, counted alike by the receiver: msgs_in).
  * Cells are written under the peer's lock (rings are single-producer);
  * when a ring is full, sends and control messages wait in the peer's
  * outbound queue, in order, and are flushed by later polls.
@@ -51,7 +51,6 @@
 #include "progress/engine.h"
 #include "progress/job.h"
 #include "progress/params.h"
-#include "progress/request.h"
 #include "progress/sent.h"
 #include "progress/spin.h"
 #include "runtime/copy.h"
@@ -59,7 +58,7 @@
 #include "transport/shm/shm.h"
 #include "transport/shm/tsan.h"
 
-enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_CANCEL, C_CANCELLED, C_PUSH, C_PUSHED,
+enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_AM, C_PUSH = 9, C_PUSHED,
        C_SMALL /* C_EAGER's short form (ring.h, struct shm_small) */ };
 
 /* A control cell: type, a and b, h.bytes = len, h.cookie = d, and e and f
@@ -69,13 +68,14 @@ struct shm_ctrl {
     uint64_t a, b, len, d, e, f;
 };
 
-enum { OUT_SEND, OUT_CTRL, OUT_STREAM };
+enum { OUT_SEND, OUT_CTRL, OUT_STREAM, OUT_AM };
 
 struct shm_out {
     struct shm_out *next;
     int kind;
-    struct cdn_request *req;      /* OUT_SEND, OUT_STREAM */
-    struct shm_ctrl ctrl;         /* OUT_CTRL */
+    struct cdn_xfer *x;           /* OUT_SEND, OUT_STREAM */
+    struct shm_ctrl ctrl;         /* OUT_CTRL; OUT_AM: the id in a, the length in len */
+    void *am;                     /* OUT_AM: a copy of the payload (a full ring only) */
     uint64_t a, len;              /* OUT_STREAM: the receiver's request, bytes to send */
     uint64_t off;                 /* OUT_STREAM: bytes sent */
 };
@@ -212,14 +212,13 @@ static bool mid_rndv(struct shm_peer *p, bool take)
  * cache (on the Intel host, 16 KiB ping-pong 2.9 us eager against 1.5 by
  * rendezvous, bibw 17 GB/s against 23; on the host where the rings copy
  * at 30-40 GB/s the receiver chooses the rings, and these stay eager). */
-static bool send_rndv(struct shm_state *st, struct shm_peer *p, const struct cdn_request *sreq)
+static bool send_rndv(struct shm_state *st, struct shm_peer *p, const struct cdn_xfer *sx)
 {
-    MPI_Count b = sreq->u.p2p.bytes;
-    if (b <= (MPI_Count)st->tp.eager_always)
+    if (sx->bytes <= st->tp.eager_always)
         return false;
-    if (b > (MPI_Count)st->tp.eager_limit)
+    if (sx->bytes > st->tp.eager_limit)
         return true;
-    return (sreq->u.p2p.seg.contig != NULL || sreq->u.p2p.tmp != NULL) && mid_rndv(p, true);
+    return sx->src != NULL && mid_rndv(p, true);
 }
 
 /* Write the header of an eager message of h into c -- the short form if
@@ -251,33 +250,32 @@ static inline void small_arrived(struct shm_state *st, struct shm_peer *p,
         atomic_fetch_add_explicit(&st->eager_short, 1, memory_order_relaxed);
     struct cdn_wire_hdr h = {.ctx = sc->ctx, .src = sc->src, .tag = sc->tag, .flags = 0,
                              .bytes = sc->len, .cookie = 0};
-    cdn_p2p_arrived(&st->tp, p->world, &h, sc->data, 0, p->cons.tail);
+    cdn_p2p_arrived(&st->tp, p->world, &h, sc->data, NULL, p->msgs_in++);
 }
 
 /* Write a send's first cell; false when the ring is full.  *done: an eager
  * send whose buffer is free (report after unlocking). */
-static inline bool emit_send(struct shm_peer *p, struct cdn_request *sreq, bool *done)
+static inline bool emit_send(struct shm_peer *p, struct cdn_xfer *sx, bool *done)
 {
     struct shm_cell *c = shm_ring_reserve(&p->prod);
     if (c == NULL)
         return false;
-    SHM_HB_RELEASE(sreq);
-    sreq->u.p2p.wire_id = p->prod.head;  /* the cell's ring position names the message */
+    SHM_HB_RELEASE(sx);
     struct cdn_wire_hdr h;
-    cdn_p2p_wire_hdr(sreq, &h);
-    if (!sreq->u.p2p.rndv) {
-        cdn_p2p_send_pack(sreq, 0, eager_cell(c, &h), (size_t)h.bytes);
+    cdn_p2p_wire_hdr(sx, &h);
+    if (!sx->rndv) {
+        cdn_p2p_send_pack(sx, 0, eager_cell(c, &h), (size_t)h.bytes);
         *done = true;
     } else {
         c->h = h;
         c->type = C_RTS;
         c->h.flags |= CDN_WIRE_RNDV;
-        c->a = (uint64_t)(uintptr_t)cdn_p2p_send_contig(sreq);
+        c->a = (uint64_t)(uintptr_t)sx->src;  /* the memory key: CMA reaches it by address */
         c->len = 0;
         *done = false;
         atomic_fetch_add_explicit(&p->rndv_out, 1, memory_order_relaxed);
     }
-    if (sreq->u.p2p.rndv || (h.flags & CDN_WIRE_SYNC))  /* cell_need: SHM_WANT_POSTED */
+    if (sx->rndv || (h.flags & CDN_WIRE_SYNC))  /* cell_need: SHM_WANT_POSTED */
         atomic_store_explicit(&p->prod.ring->posted_cells,
                               atomic_load_explicit(&p->prod.ring->posted_cells,
                                                    memory_order_relaxed) + 1,
@@ -303,6 +301,20 @@ static bool emit_ctrl(struct shm_peer *p, const struct shm_ctrl *m)
     return true;
 }
 
+static bool emit_am(struct shm_peer *p, unsigned id, const void *data, size_t len)
+{
+    struct shm_cell *c = shm_ring_reserve(&p->prod);
+    if (c == NULL)
+        return false;
+    c->type = C_AM;
+    c->a = id;
+    c->len = (uint16_t)len;
+    if (len > 0)
+        memcpy(c->data, data, len);
+    shm_ring_commit(&p->prod);
+    return true;
+}
+
 /* Stream DATA cells of a two-copy rendezvous; true when all are written.
  * *cells counts the cells written. */
 static bool emit_stream(struct shm_peer *p, struct shm_out *o, int *cells)
@@ -316,7 +328,7 @@ static bool emit_stream(struct shm_peer *p, struct shm_out *o, int *cells)
         c->a = o->off;
         c->b = o->a;
         uint64_t t0 = ticks();
-        c->len = (uint16_t)cdn_p2p_send_pack(o->req, o->off, c->data, n);
+        c->len = (uint16_t)cdn_p2p_send_pack(o->x, o->off, c->data, n);
         if (n >= 4096) {
             p->fill_rate = rate_fold(p->fill_rate, n, ticks() - t0);
             /* the consumer reads it at its next choice: at once for the
@@ -338,28 +350,34 @@ static bool emit_stream(struct shm_peer *p, struct shm_out *o, int *cells)
 /* Write what waits for the peer, in order.  Called with p->lock held;
  * completed sends are chained through done_list for the caller.  Returns
  * the number of cells written (the caller rings the doorbell if any). */
-static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_request **done_list,
-                 struct cdn_request **streamed)
+static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_xfer **done_list,
+                 struct cdn_xfer **streamed)
 {
     int n = 0;
     while (p->outq != NULL) {
         struct shm_out *o = p->outq;
         bool ok, done = false;
         if (o->kind == OUT_SEND) {
-            ok = emit_send(p, o->req, &done);
+            ok = emit_send(p, o->x, &done);
             if (ok && done) {
-                o->req->next = *done_list;
-                *done_list = o->req;
+                o->x->next = *done_list;
+                *done_list = o->x;
             }
         } else if (o->kind == OUT_CTRL) {
             ok = emit_ctrl(p, &o->ctrl);
+        } else if (o->kind == OUT_AM) {
+            ok = emit_am(p, (unsigned)o->ctrl.a, o->am, (size_t)o->ctrl.len);
+            if (ok) {
+                free(o->am);
+                o->am = NULL;
+            }
         } else {
             ok = emit_stream(p, o, &n);
             if (ok) {
                 /* its RTS is answered: the receiver took it through the ring */
                 atomic_fetch_sub_explicit(&p->rndv_out, 1, memory_order_relaxed);
-                o->req->next = *streamed;
-                *streamed = o->req;
+                o->x->next = *streamed;
+                *streamed = o->x;
             }
         }
         if (!ok)
@@ -371,19 +389,19 @@ static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_request **
     return n;
 }
 
-static void report(struct cdn_request *done_list, struct cdn_request *streamed)
+static void report(struct cdn_xfer *done_list, struct cdn_xfer *streamed)
 {
     while (done_list != NULL) {
-        struct cdn_request *r = done_list;
-        done_list = r->next;
-        r->next = NULL;
-        cdn_p2p_send_done(r, false, MPI_SUCCESS);
+        struct cdn_xfer *x = done_list;
+        done_list = x->next;
+        x->next = NULL;
+        cdn_p2p_send_done(x, false, MPI_SUCCESS);
     }
     while (streamed != NULL) {
-        struct cdn_request *r = streamed;
-        streamed = r->next;
-        r->next = NULL;
-        cdn_p2p_send_done(r, true, MPI_SUCCESS);
+        struct cdn_xfer *x = streamed;
+        streamed = x->next;
+        x->next = NULL;
+        cdn_p2p_send_done(x, true, MPI_SUCCESS);
     }
 }
 
@@ -402,11 +420,11 @@ static int ring_need(struct shm_peer *p, int need)
  * user's context only the former, so it rings lazily (ring.h).  The
  * sender of an RTS or a synchronous eager message waits for the
  * receiver's answer, so those ring a receiver with any receive posted. */
-static int send_need(const struct cdn_request *sreq)
+static int send_need(const struct cdn_xfer *sx)
 {
-    if (sreq->u.p2p.mode == CDN_SEND_SYNC || sreq->u.p2p.rndv)
+    if (sx->sync || sx->rndv)
         return SHM_WANT_POSTED;
-    return cdn_p2p_send_lazy(sreq) ? SHM_RING_LAZY : SHM_WANT_DATA;
+    return sx->lazy ? SHM_RING_LAZY : SHM_WANT_DATA;
 }
 
 /* ---- Owed doorbells ----
@@ -511,43 +529,46 @@ static bool shm_send_now(struct cdn_transport *tp, int peer, const struct cdn_wi
     if (len > 0)
         cdn_copy(to, data, len);
     shm_ring_commit(&p->prod);
+    p->msgs_out++;
     int need = ring_need(p, lazy ? SHM_RING_LAZY : SHM_WANT_DATA);
     cdn_spin_unlock(&p->lock);
     peer_ring(st, p, need);
     return true;
 }
 
-static int shm_send(struct cdn_transport *tp, struct cdn_request *sreq)
+static int shm_send(struct cdn_transport *tp, struct cdn_xfer *sx)
 {
     struct shm_state *st = state_of(tp);
-    struct shm_peer *p = peer_of(st, sreq->u.p2p.peer);
-    sreq->u.p2p.rndv = send_rndv(st, p, sreq);
-    if (cdn_sent_report && sreq->u.p2p.rndv && sreq->u.p2p.bytes <= (MPI_Count)tp->eager_limit)
+    struct shm_peer *p = peer_of(st, sx->peer);
+    sx->rndv = send_rndv(st, p, sx);
+    if (cdn_sent_report && sx->rndv && sx->bytes <= tp->eager_limit)
         atomic_fetch_add_explicit(&st->rndv_mid, 1, memory_order_relaxed);
-    if (sreq->u.p2p.rndv && cdn_p2p_send_contig(sreq) == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %lld bytes for rank %d",
-                       (long long)sreq->u.p2p.bytes, p->world);
+    if (sx->rndv && cdn_p2p_send_contig(sx) == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %llu bytes for rank %d",
+                       (unsigned long long)sx->bytes, p->world);
     bool done = false, sent = false;
     cdn_spin_lock(&p->lock);
+    sx->wire_id = p->msgs_out++;  /* its number among our messages to p, queued or not */
     if (p->outq == NULL)
-        sent = emit_send(p, sreq, &done);
+        sent = emit_send(p, sx, &done);
     if (!sent) {
         struct shm_out *o = out_get(st, p);
         if (o == NULL) {
+            p->msgs_out--;
             cdn_spin_unlock(&p->lock);
             return cdn_err(MPI_ERR_NO_MEM, "send: out of memory queueing for rank %d", p->world);
         }
         o->kind = OUT_SEND;
-        o->req = sreq;
+        o->x = sx;
         if (queue(st, p, o))
             cdn_progress_kick();
     }
-    int need = sent ? ring_need(p, send_need(sreq)) : SHM_WAKE_ALWAYS;
+    int need = sent ? ring_need(p, send_need(sx)) : SHM_WAKE_ALWAYS;
     cdn_spin_unlock(&p->lock);
     /* A full ring rings whatever the message: the receiver drains it. */
     peer_ring(st, p, need);
     if (done)
-        cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
+        cdn_p2p_send_done(sx, false, MPI_SUCCESS);
     return MPI_SUCCESS;
 }
 
@@ -563,8 +584,7 @@ static int ctrl_need(uint32_t type, uint64_t len)
      * enough to pay for the wake-up (SHM_PUSH_RING_MIN). */
     if (type == C_PUSH)
         return len >= SHM_PUSH_RING_MIN ? SHM_WAKE_ALWAYS : SHM_WAKE_NEVER;
-    return type == C_FIN || type == C_ACK || type == C_CANCELLED ? SHM_WANT_DONE
-                                                                 : SHM_WAKE_ALWAYS;
+    return type == C_FIN || type == C_ACK ? SHM_WANT_DONE : SHM_WAKE_ALWAYS;
 }
 
 static void send_ctrl_msg(struct shm_state *st, struct shm_peer *p, const struct shm_ctrl *m)
@@ -598,31 +618,49 @@ static int shm_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
     return MPI_SUCCESS;
 }
 
-/* Cancel: C_CANCEL names the message by the ring position of its header
- * cell (the request's address is not enough: an older message whose send
- * is complete and freed can carry the same one) and the context to search;
- * the request comes back in C_CANCELLED only if the message was dropped.  A
- * failed cancel is not answered, so nothing refers to the request after it
- * completes normally.  A send still queued here is taken off the queue. */
-static int shm_cancel(struct cdn_transport *tp, struct cdn_request *sreq)
+/* An active message: one cell (shm_am_send), or a queued copy while
+ * messages wait for ring space before it (a full ring: the only time an
+ * active message allocates). */
+static int shm_am_send(struct cdn_transport *tp, int peer, unsigned id, const void *data,
+                       size_t len)
 {
     struct shm_state *st = state_of(tp);
-    struct shm_peer *p = peer_of(st, sreq->u.p2p.peer);
+    struct shm_peer *p = peer_of(st, peer);
     cdn_spin_lock(&p->lock);
-    struct shm_out **link = &p->outq;
-    while (*link != NULL && !((*link)->kind == OUT_SEND && (*link)->req == sreq))
-        link = &(*link)->next;
-    if (*link != NULL) {
-        unqueue(st, p, link);
-        cdn_spin_unlock(&p->lock);
-        cdn_p2p_send_cancelled(sreq);
-        return MPI_SUCCESS;
+    bool sent = p->outq == NULL && emit_am(p, id, data, len);
+    if (!sent) {
+        struct shm_out *o = out_get(st, p);
+        void *copy = o != NULL ? malloc(len > 0 ? len : 1) : NULL;
+        if (copy == NULL) {
+            if (o != NULL) {
+                o->next = p->out_spare;
+                p->out_spare = o;
+            }
+            cdn_spin_unlock(&p->lock);
+            return cdn_err(MPI_ERR_NO_MEM, "active message: out of memory queueing for rank %d",
+                           p->world);
+        }
+        memcpy(copy, data, len);
+        o->kind = OUT_AM;
+        o->ctrl.a = id;
+        o->ctrl.len = len;
+        o->am = copy;
+        if (queue(st, p, o))
+            cdn_progress_kick();
     }
-    uint64_t wire_id = sreq->u.p2p.wire_id;
+    int need = sent ? ring_need(p, SHM_WAKE_ALWAYS) : SHM_WAKE_ALWAYS;
     cdn_spin_unlock(&p->lock);
-    SHM_HB_RELEASE(sreq);
-    send_ctrl(st, p, C_CANCEL, (uint64_t)(uintptr_t)sreq, sreq->u.p2p.ctx, wire_id);
+    peer_ring(st, p, need);
     return MPI_SUCCESS;
+}
+
+/* The receiver dropped a rendezvous message of ours (a cancel): its RTS is
+ * answered. */
+static void shm_dropped(struct cdn_transport *tp, struct cdn_xfer *sx)
+{
+    if (sx->rndv)
+        atomic_fetch_sub_explicit(&peer_of(state_of(tp), sx->peer)->rndv_out, 1,
+                                  memory_order_relaxed);
 }
 
 /* Move len bytes between local memory and address remote of process pid
@@ -647,23 +685,47 @@ static int cma_copy(pid_t pid, bool write, char *local, uint64_t remote, uint64_
 /* Single copy of bytes [from, to) of a rendezvous message: read the
  * sender's buffer with process_vm_readv (straight into a contiguous receive
  * buffer, else through a bounce buffer unpacked chunk by chunk). */
-static int cma_pull(struct shm_peer *p, struct cdn_request *rreq, const struct cdn_rndv *rv,
-                    uint64_t from, uint64_t to)
+static int cma_pull(struct shm_peer *p, struct cdn_xfer *rx, uint64_t from, uint64_t to)
 {
-    if (rv->dst != NULL)
-        return cma_copy(p->pid, false, (char *)rv->dst + from, rv->raddr + from, to - from);
+    if (rx->dst != NULL)
+        return cma_copy(p->pid, false, (char *)rx->dst + from, rx->rkey.addr + from, to - from);
     char *bounce = NULL;
     if (to > from && (bounce = malloc(to - from < CMA_CHUNK ? (size_t)(to - from) : CMA_CHUNK)) == NULL)
         return ENOMEM;
     int e = 0;
     for (uint64_t off = from; off < to && e == 0; off += CMA_CHUNK) {
         uint64_t want = to - off < CMA_CHUNK ? to - off : CMA_CHUNK;
-        e = cma_copy(p->pid, false, bounce, rv->raddr + off, want);
+        e = cma_copy(p->pid, false, bounce, rx->rkey.addr + off, want);
         if (e == 0)
-            cdn_p2p_recv_data(rreq, off, bounce, (size_t)want);
+            cdn_p2p_recv_data(rx, off, bounce, (size_t)want);
     }
     free(bounce);
     return e;
+}
+
+/* One-sided get and put (CDN_TP_CAP_GET, _PUT): a CMA copy between our
+ * memory and the peer's, done here and now; the peer's application does
+ * nothing (its kernel does the copy). */
+static int cma_xfer(struct cdn_transport *tp, struct cdn_xfer *x, bool put)
+{
+    struct shm_peer *p = peer_of(state_of(tp), x->peer);
+    int e = cma_copy(p->pid, put, put ? (char *)(uintptr_t)x->src : (char *)x->dst, x->rkey.addr,
+                     x->bytes);
+    cdn_xfer_done(x, e == 0 ? MPI_SUCCESS
+                            : cdn_err(MPI_ERR_OTHER, "%s of %llu bytes at rank %d failed: %s",
+                                      put ? "put" : "get", (unsigned long long)x->bytes, p->world,
+                                      strerror(e)));
+    return MPI_SUCCESS;
+}
+
+static int shm_get(struct cdn_transport *tp, struct cdn_xfer *x)
+{
+    return cma_xfer(tp, x, false);
+}
+
+static int shm_put(struct cdn_transport *tp, struct cdn_xfer *x)
+{
+    return cma_xfer(tp, x, true);
 }
 
 /* A free claim slot of p's ring in our segment, or -1. */
@@ -706,26 +768,28 @@ static uint32_t claim_word(uint32_t gen, uint32_t state)
  * against 31-32, and with every message of a window split, 1 MiB 27-40
  * against 21, 4 MiB 26 against 14).  One message at a time (latency)
  * gains at every size: 128 KiB 5.4 -> 4.1 us. */
-static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_rndv *rv)
+static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_xfer *rx)
 {
-    if (st->split_min == 0 || rv->dst == NULL || rv->len < st->split_min || !p->cma_proven ||
+    if (st->split_min == 0 || rx->dst == NULL || rx->bytes < st->split_min || !p->cma_proven ||
         !p->seg->serves_push || !cdn_progress_driven() ||
         atomic_load_explicit(&p->rndv_out, memory_order_relaxed) > 0 ||
-        (rv->len < SHM_SPLIT_STREAM_MIN && shm_ring_more(p->cons.ring)))
-        return rv->len;
-    return rv->len / 2 & ~(uint64_t)4095;
+        (rx->bytes < SHM_SPLIT_STREAM_MIN && shm_ring_more(p->cons.ring)))
+        return rx->bytes;
+    return rx->bytes / 2 & ~(uint64_t)4095;
 }
 
-/* One part of a rendezvous receive is in: after the last part, tell the
- * sender (FIN: its buffer is free) and complete the receive's event. */
-static void part_done(struct shm_state *st, struct shm_peer *p, struct cdn_request *rreq, int err)
+/* One part of a rendezvous receive is in (or failed: err): after the last
+ * part, tell the sender (FIN: its buffer is free) and complete the receive
+ * with the first part's error. */
+static void part_done(struct shm_state *st, struct shm_peer *p, struct cdn_xfer *rx, int err)
 {
-    if (atomic_fetch_sub_explicit(&rreq->u.p2p.parts, 1, memory_order_acq_rel) == 1) {
-        struct cdn_rndv rv;
-        cdn_p2p_rndv_info(rreq, &rv);
-        send_ctrl(st, p, C_FIN, rv.cookie, 0, 0);
+    int none = MPI_SUCCESS;
+    if (err != MPI_SUCCESS)
+        atomic_compare_exchange_strong(&rx->err, &none, err);
+    if (atomic_fetch_sub_explicit(&rx->parts, 1, memory_order_acq_rel) == 1) {
+        send_ctrl(st, p, C_FIN, rx->cookie, 0, 0);
+        cdn_p2p_recv_done(rx, atomic_load_explicit(&rx->err, memory_order_acquire));
     }
-    cdn_p2p_recv_done(rreq, err);
 }
 
 /* Choosing CMA or the rings for a rendezvous message (CADENCE_SHM_CMA=2).
@@ -855,38 +919,35 @@ static bool rndv_by_cma(struct shm_state *st, struct shm_peer *p, bool *timed)
     return cma_way;
 }
 
-static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
+static int shm_pull(struct cdn_transport *tp, struct cdn_xfer *rx)
 {
     struct shm_state *st = state_of(tp);
-    struct cdn_rndv rv;
-    cdn_p2p_rndv_info(rreq, &rv);
-    struct shm_peer *p = peer_of(st, rv.peer);
+    struct shm_peer *p = peer_of(st, rx->peer);
     bool timed;
     if (rndv_by_cma(st, p, &timed)) {
-        uint64_t split = split_point(st, p, &rv);
-        int slot = split < rv.len ? claim_get(p) : -1;
+        uint64_t split = split_point(st, p, rx);
+        int slot = split < rx->bytes ? claim_get(p) : -1;
         if (slot < 0)
-            split = rv.len;
-        bool offered = split < rv.len;
-        atomic_store_explicit(&rreq->u.p2p.parts, offered ? 2 : 1, memory_order_relaxed);
+            split = rx->bytes;
+        bool offered = split < rx->bytes;
+        /* two parts when offered: the upper half's, whoever copies it */
+        atomic_store_explicit(&rx->parts, offered ? 2 : 1, memory_order_relaxed);
         uint32_t offer = 0;
         uint64_t t0 = ticks();
         if (offered) {
             if (cdn_sent_report)
                 atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
-            /* one more event: the upper half's, whoever copies it */
-            atomic_fetch_add_explicit(&rreq->cc, 1, memory_order_relaxed);
-            SHM_HB_RELEASE(rreq);
+            SHM_HB_RELEASE(rx);
             uint32_t gen = ++p->claim_gen[slot] & 0x3fffffffu;
             offer = claim_word(gen, SHM_CLAIM_OFFERED);
             atomic_store_explicit(&p->cons.ring->claim[slot], offer, memory_order_release);
-            struct shm_ctrl m = {.type = C_PUSH, .a = rv.cookie, .b = (uint64_t)(uintptr_t)rreq,
-                                 .len = rv.len - split,
-                                 .d = (uint64_t)(uintptr_t)rv.dst + split, .e = split,
+            struct shm_ctrl m = {.type = C_PUSH, .a = rx->cookie, .b = (uint64_t)(uintptr_t)rx,
+                                 .len = rx->bytes - split,
+                                 .d = (uint64_t)(uintptr_t)rx->dst + split, .e = split,
                                  .f = (uint64_t)gen << 8 | (uint64_t)slot};
             send_ctrl_msg(st, p, &m);
         }
-        int e = cma_pull(p, rreq, &rv, 0, split);
+        int e = cma_pull(p, rx, 0, split);
         /* the whole message in the time of the part read here: the sender
          * writes the upper half meanwhile, or we read it too (below) */
         uint64_t dt = ticks() - t0;
@@ -899,36 +960,36 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
                 if (cdn_sent_report)
                     atomic_fetch_add_explicit(&st->split_taken_back, 1, memory_order_relaxed);
                 if (e == 0)
-                    e = cma_pull(p, rreq, &rv, split, rv.len);
+                    e = cma_pull(p, rx, split, rx->bytes);
                 dt = ticks() - t0;
-                part_done(st, p, rreq, MPI_SUCCESS);
+                part_done(st, p, rx, MPI_SUCCESS);
             }
             /* else the sender writes it, and PUSHED completes the other part */
         }
         if (e == 0) {
-            if (timed && rv.len > 0)
-                cma_timed(p, rv.len, dt);
+            if (timed && rx->bytes > 0)
+                cma_timed(p, rx->bytes, dt);
             p->cma_proven = true;
             if (cdn_sent_report)
                 atomic_fetch_add_explicit(&st->rndv_cma, 1, memory_order_relaxed);
-            part_done(st, p, rreq, MPI_SUCCESS);
+            part_done(st, p, rx, MPI_SUCCESS);
             return MPI_SUCCESS;
         }
         if (offered || (e != EPERM && e != ENOSYS && e != EACCES)) {
-            part_done(st, p, rreq, cdn_err(MPI_ERR_OTHER, "receive: reading %llu bytes from rank "
-                                           "%d failed: %s", (unsigned long long)rv.len, p->world,
+            part_done(st, p, rx, cdn_err(MPI_ERR_OTHER, "receive: reading %llu bytes from rank "
+                                           "%d failed: %s", (unsigned long long)rx->bytes, p->world,
                                            strerror(e)));
             return MPI_SUCCESS;
         }
         p->cma_ok = false;  /* not permitted: two copies through the ring from now on */
     }
-    rreq->u.p2p.moved = 0;
+    rx->moved = 0;
     if (cdn_sent_report)
         atomic_fetch_add_explicit(&st->rndv_ring, 1, memory_order_relaxed);
-    SHM_HB_RELEASE(rreq);
-    send_ctrl(st, p, C_CTS, rv.cookie, (uint64_t)(uintptr_t)rreq, rv.len);
-    if (rv.len == 0)
-        cdn_p2p_recv_done(rreq, MPI_SUCCESS);
+    SHM_HB_RELEASE(rx);
+    send_ctrl(st, p, C_CTS, rx->cookie, (uint64_t)(uintptr_t)rx, rx->bytes);
+    if (rx->bytes == 0)
+        cdn_p2p_recv_done(rx, MPI_SUCCESS);
     return MPI_SUCCESS;
 }
 
@@ -939,7 +1000,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_request *rreq)
  * receiver, as does one that comes too late (the receiver took it back). */
 static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
 {
-    struct cdn_request *sreq = (struct cdn_request *)(uintptr_t)c->a;
+    struct cdn_xfer *sx = (struct cdn_xfer *)(uintptr_t)c->a;
     uint64_t off, f;
     memcpy(&off, c->data, sizeof off);
     memcpy(&f, c->data + sizeof off, sizeof f);
@@ -949,7 +1010,7 @@ static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_c
                                                  offer | SHM_CLAIM_SENDER, memory_order_acq_rel,
                                                  memory_order_relaxed))
         return;
-    const char *src = cdn_p2p_send_contig(sreq);
+    const char *src = cdn_p2p_send_contig(sx);
     int e = cma_copy(p->pid, true, (char *)(uintptr_t)(src + off), c->h.cookie, c->h.bytes);
     struct shm_ctrl m = {.type = C_PUSHED, .a = c->b, .b = (uint64_t)e, .d = off, .f = slot};
     send_ctrl_msg(st, p, &m);
@@ -960,7 +1021,7 @@ static void on_push(struct shm_state *st, struct shm_peer *p, const struct shm_c
  * valid: FIN has not been sent). */
 static void on_pushed(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
 {
-    struct cdn_request *rreq = (struct cdn_request *)(uintptr_t)c->a;
+    struct cdn_xfer *rx = (struct cdn_xfer *)(uintptr_t)c->a;
     uint64_t slot;
     memcpy(&slot, c->data + sizeof(uint64_t), sizeof slot);
     claim_put(p, (int)slot);
@@ -968,14 +1029,12 @@ static void on_pushed(struct shm_state *st, struct shm_peer *p, const struct shm
         atomic_fetch_add_explicit(&st->split_pushed, 1, memory_order_relaxed);
     int err = MPI_SUCCESS;
     if (c->b != 0) {
-        struct cdn_rndv rv;
-        cdn_p2p_rndv_info(rreq, &rv);
-        int e = cma_pull(p, rreq, &rv, c->h.cookie, rv.len);
+        int e = cma_pull(p, rx, c->h.cookie, rx->bytes);
         if (e != 0)
             err = cdn_err(MPI_ERR_OTHER, "receive: rank %d did not write its part (%s) and "
                           "reading it failed: %s", p->world, strerror((int)c->b), strerror(e));
     }
-    part_done(st, p, rreq, err);
+    part_done(st, p, rx, err);
 }
 
 static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_cell *c)
@@ -985,11 +1044,11 @@ static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_ce
     if (o == NULL)
         cdn_rt_abort(1, "cadence: shm transport: out of memory starting a transfer");
     o->kind = OUT_STREAM;
-    o->req = (struct cdn_request *)(uintptr_t)c->a;
+    o->x = (struct cdn_xfer *)(uintptr_t)c->a;
     o->a = c->b;
     o->len = c->h.bytes;
     queue(st, p, o);
-    struct cdn_request *done = NULL, *streamed = NULL;
+    struct cdn_xfer *done = NULL, *streamed = NULL;
     int n = flush(st, p, &done, &streamed);
     cdn_spin_unlock(&p->lock);
     if (n > 0)
@@ -999,16 +1058,14 @@ static void on_cts(struct shm_state *st, struct shm_peer *p, const struct shm_ce
 
 static void on_data(struct shm_peer *p, const struct shm_cell *c)
 {
-    struct cdn_request *rreq = (struct cdn_request *)(uintptr_t)c->b;
+    struct cdn_xfer *rx = (struct cdn_xfer *)(uintptr_t)c->b;
     uint64_t t0 = ticks();  /* the copy out of the ring, for rndv_by_cma */
-    cdn_p2p_recv_data(rreq, c->a, c->data, c->len);
+    cdn_p2p_recv_data(rx, c->a, c->data, c->len);
     if (c->len >= 4096)
         rate_add(&p->ring_rate, c->len, ticks() - t0);
-    struct cdn_rndv rv;
-    cdn_p2p_rndv_info(rreq, &rv);
-    rreq->u.p2p.moved += c->len;
-    if ((uint64_t)rreq->u.p2p.moved >= rv.len)
-        cdn_p2p_recv_done(rreq, MPI_SUCCESS);
+    rx->moved += c->len;
+    if (rx->moved >= rx->bytes)
+        cdn_p2p_recv_done(rx, MPI_SUCCESS);
 }
 
 /* The need a cell was written with (send_need, send_ctrl_msg).  The producer may be rewriting a cell taken meanwhile:
@@ -1033,8 +1090,8 @@ static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_pe
         atomic_store_explicit(&p->cons.posted_taken,
                               atomic_load_explicit(&p->cons.posted_taken, memory_order_relaxed) + 1,
                               memory_order_relaxed);
-    if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_CANCELLED ||
-        c->type == C_PUSH || c->type == C_PUSHED)
+    if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_PUSH ||
+        c->type == C_PUSHED)
         SHM_HB_ACQUIRE(c->a);
     else if (c->type == C_DATA)
         SHM_HB_ACQUIRE(c->b);
@@ -1043,32 +1100,28 @@ static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_pe
         small_arrived(st, p, c);
         break;
     case C_EAGER:
-        cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0, p->cons.tail);
+        cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, NULL, p->msgs_in++);
         break;
-    case C_RTS:
-        cdn_p2p_arrived(&st->tp, p->world, &c->h, NULL, c->a, p->cons.tail);
+    case C_RTS: {
+        struct cdn_mem_key rkey = {.addr = c->a, .key = 0};
+        cdn_p2p_arrived(&st->tp, p->world, &c->h, NULL, &rkey, p->msgs_in++);
         break;
+    }
     case C_FIN:
         atomic_fetch_sub_explicit(&p->rndv_out, 1, memory_order_relaxed);
-        cdn_p2p_send_done((struct cdn_request *)(uintptr_t)c->a, true, MPI_SUCCESS);
+        cdn_p2p_send_done((struct cdn_xfer *)(uintptr_t)c->a, true, MPI_SUCCESS);
         break;
     case C_ACK:
-        cdn_p2p_acked(c->a);
+        cdn_p2p_acked(c->a, MPI_SUCCESS);
+        break;
+    case C_AM:
+        cdn_am_arrived(&st->tp, p->world, (unsigned)c->a, c->data, c->len);
         break;
     case C_CTS:
         on_cts(st, p, c);
         break;
     case C_DATA:
         on_data(p, c);
-        break;
-    case C_CANCEL:
-        if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)c->b, c->h.bytes))
-            send_ctrl(st, p, C_CANCELLED, c->a, 0, 0);
-        break;
-    case C_CANCELLED:
-        if (((struct cdn_request *)(uintptr_t)c->a)->u.p2p.rndv)
-            atomic_fetch_sub_explicit(&p->rndv_out, 1, memory_order_relaxed);
-        cdn_p2p_send_cancelled((struct cdn_request *)(uintptr_t)c->a);
         break;
     case C_PUSH:
         on_push(st, p, c);
@@ -1100,7 +1153,7 @@ static int shm_poll(struct cdn_transport *tp)
                 shm_ring_look_ahead(&p->cons, shm_cell_lines(c->len));
                 if (cdn_sent_report)
                     atomic_fetch_add_explicit(&st->eager_long, 1, memory_order_relaxed);
-                cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, 0, p->cons.tail);
+                cdn_p2p_arrived(&st->tp, p->world, &c->h, c->data, NULL, p->msgs_in++);
             } else {
                 handle(st, p, c);
             }
@@ -1113,7 +1166,7 @@ static int shm_poll(struct cdn_transport *tp)
             struct shm_peer *p = &st->peers[i];
             if (i == st->me)
                 continue;
-            struct cdn_request *done = NULL, *streamed = NULL;
+            struct cdn_xfer *done = NULL, *streamed = NULL;
             cdn_spin_lock(&p->lock);
             int m = p->outq != NULL ? flush(st, p, &done, &streamed) : 0;
             cdn_spin_unlock(&p->lock);
@@ -1294,8 +1347,10 @@ static void shm_finalize(struct cdn_transport *tp)
     shm_seg_destroy(st);
     for (int i = 0; i < st->nlocal; i++) {
         struct shm_peer *p = &st->peers[i];
-        while (p->outq != NULL)
+        while (p->outq != NULL) {
+            free(p->outq->am);
             dequeue(st, p);
+        }
         while (p->out_spare != NULL) {
             struct shm_out *o = p->out_spare;
             p->out_spare = o->next;
@@ -1318,7 +1373,10 @@ static const struct cdn_transport_ops shm_ops = {
     .send_now = shm_send_now,
     .pull = shm_pull,
     .ack = shm_ack,
-    .cancel = shm_cancel,
+    .am_send = shm_am_send,
+    .dropped = shm_dropped,
+    .get = shm_get,
+    .put = shm_put,
     .poll = shm_poll,
     .busy = shm_busy,
     .polled = shm_polled,
@@ -1367,6 +1425,8 @@ struct cdn_transport *cdn_shm_transport_create(void)
     st->split_min = (uint64_t)cdn_progress_param_long("CADENCE_SHM_SPLIT_MIN", 64 << 10, 0, LONG_MAX);
     st->prefault_max = (int)cdn_progress_param_long("CADENCE_SHM_PREFAULT", 16, 0, 1 << 20);
     st->tp.ops = &shm_ops;
+    st->tp.am_max = SHM_CELL_PAYLOAD;
+    st->tp.caps = st->cma != 0 ? CDN_TP_CAP_GET | CDN_TP_CAP_PUT : 0;
     st->tp.eager_limit = (size_t)limit;
     /* from above half the limit send_rndv chooses; not without CMA */
     st->tp.eager_always = st->cma == 0 ? (size_t)limit : (size_t)limit / 2;

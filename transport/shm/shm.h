@@ -60,8 +60,10 @@ struct shm_peer {
                                       * has been as deep */
     bool cma_ok;
     bool cma_proven;                 /* a CMA read from it has worked */
-    atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN or CANCELLED,
+    atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN, a cancel,
                                       * or the last DATA cell written) */
+    uint64_t msgs_out;               /* messages sent to it (lock): a send's wire_id */
+    uint64_t msgs_in;                /* messages read from it (poll_lock) */
     _Atomic uint64_t claims_used;    /* claim slots of its ring in our segment in use (bits) */
     /* How its rendezvous messages are read (CADENCE_SHM_CMA=2, shm.c's
      * rndv_by_cma): the copy rates measured here (bytes per 1024 time-stamp

@@ -39,6 +39,12 @@ bool cdn_tcp_frame_check(const struct tcp_frame *f, uint32_t eager_max, const ch
             return false;
         }
         return true;
+    case F_AM:
+        if (f->len > TCP_AM_MAX || f->a == 0 || f->a > UINT16_MAX) {
+            *why = "active message is over its limit or names no handler";
+            return false;
+        }
+        return true;
     case F_DATA:
         if (f->len == 0 || f->len > TCP_DATA_CHUNK) {
             *why = "data frame length is 0 or over the chunk size";
@@ -62,7 +68,7 @@ size_t cdn_tcp_frame_parse(const void *buf, size_t avail, uint32_t eager_max,
     memcpy(out, buf, sizeof *out);
     if (!cdn_tcp_frame_check(out, eager_max, why))
         return CDN_TCP_BAD;
-    size_t need = sizeof *out + (out->type == F_EAGER ? out->len : 0);
+    size_t need = sizeof *out + (out->type == F_EAGER || out->type == F_AM ? out->len : 0);
     return avail < need ? CDN_TCP_NEED_MORE : need;
 }
 

@@ -21,10 +21,11 @@
 #include "transport/transport.h"
 
 #define TCP_MAGIC 0x544e4443u     /* "CDNT" in memory (little-endian) */
-#define TCP_VERSION 1
+#define TCP_VERSION 2
 #define TCP_KEY_BYTES 32
 #define TCP_EAGER_MAX 65536       /* largest eager payload any process accepts */
 #define TCP_DATA_CHUNK (512 * 1024) /* largest DATA payload in one frame */
+#define TCP_AM_MAX 4096           /* largest active-message payload */
 
 enum tcp_hello_kind { TCP_HELLO = 1, TCP_ACCEPT, TCP_REJECT };
 
@@ -43,12 +44,10 @@ struct tcp_hello {
  *   CTS        a = sender's cookie, b = receiver's token, h.bytes = bytes to send
  *   DATA       a = receiver's token, b = offset, len payload bytes follow
  *   ACK        a = sender's cookie (a synchronous eager message matched)
- *   CANCEL     a = sender's cookie, b = context id, h.bytes = the message's
- *              number among the EAGER and RTS frames on this connection
- *   CANCELLED  a = sender's cookie
+ *   AM         a = the engine's handler id, len <= TCP_AM_MAX payload bytes follow
  *   BYE        the sender finalizes: its end of the connection closes next */
 enum tcp_frame_type {
-    F_EAGER = 1, F_RTS, F_CTS, F_DATA, F_ACK, F_CANCEL, F_CANCELLED, F_BYE, F_TYPE_END
+    F_EAGER = 1, F_RTS, F_CTS, F_DATA, F_ACK, F_AM, F_BYE, F_TYPE_END
 };
 
 struct tcp_frame {
@@ -67,9 +66,10 @@ _Static_assert(sizeof(struct tcp_hello) == 48, "the hello is 48 bytes on the wir
 bool cdn_tcp_frame_check(const struct tcp_frame *f, uint32_t eager_max, const char **why);
 
 /* Look at the bytes buffered from a connection: CDN_TCP_NEED_MORE when a
- * header (and an eager payload, which must arrive whole) is incomplete,
+ * header (and an eager or active-message payload, which must arrive
+ * whole) is incomplete,
  * CDN_TCP_BAD (with *why) when the header fails the check, else the number
- * of bytes the frame occupies in buf (header plus eager payload; a DATA
+ * of bytes the frame occupies in buf (header plus that payload; a DATA
  * payload is read separately, straight to its destination). */
 #define CDN_TCP_NEED_MORE 0
 #define CDN_TCP_BAD ((size_t)-1)

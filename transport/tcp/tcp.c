@@ -30,13 +30,12 @@
 #include "progress/engine.h"
 #include "progress/job.h"
 #include "progress/params.h"
-#include "progress/request.h"
 #include "runtime/error.h"
 #include "transport/tcp/tcp.h"
 
 #define RX_CAP (sizeof(struct tcp_frame) + TCP_EAGER_MAX + 64 * 1024)
 
-/* What a send in `waiting` waits for (kept in its u.p2p.moved, unused by sends). */
+/* What a send in `waiting` waits for (its transfer's state). */
 enum { WAIT_CTS = 1, WAIT_ACK };
 
 enum { OUT_BYTES, OUT_STREAM };
@@ -46,7 +45,7 @@ struct tcp_out {
     int kind;
     unsigned char *buf;           /* BYTES: what to write; STREAM: a packing buffer (or NULL) */
     size_t len, off;              /* BYTES */
-    struct cdn_request *req;      /* STREAM: the send */
+    struct cdn_xfer *x;           /* STREAM: the send */
     const char *src;              /* STREAM: contiguous data, or NULL: pack each chunk */
     uint64_t token, total, done;  /* STREAM: receiver's token, bytes to send, bytes sent */
     struct tcp_frame hdr;         /* STREAM: the current chunk's header */
@@ -59,29 +58,26 @@ static struct tcp_state *state_of(struct cdn_transport *tp)
     return (struct tcp_state *)tp->priv;
 }
 
-static void list_push(struct cdn_request **head, struct cdn_request *r)
+static void list_push(struct cdn_xfer **head, struct cdn_xfer *r)
 {
-    r->prev = NULL;
     r->next = *head;
-    if (*head != NULL)
-        (*head)->prev = r;
     *head = r;
 }
 
-static void list_remove(struct cdn_request **head, struct cdn_request *r)
+/* (the lists hold the sends and receives in flight with one peer: short) */
+static void list_remove(struct cdn_xfer **head, struct cdn_xfer *r)
 {
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        *head = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    r->next = r->prev = NULL;
+    struct cdn_xfer **link = head;
+    while (*link != NULL && *link != r)
+        link = &(*link)->next;
+    if (*link != NULL)
+        *link = r->next;
+    r->next = NULL;
 }
 
-static struct cdn_request *list_find(struct cdn_request *head, uint64_t cookie)
+static struct cdn_xfer *list_find(struct cdn_xfer *head, uint64_t cookie)
 {
-    for (struct cdn_request *r = head; r != NULL; r = r->next)
+    for (struct cdn_xfer *r = head; r != NULL; r = r->next)
         if ((uint64_t)(uintptr_t)r == cookie)
             return r;
     return NULL;
@@ -181,7 +177,7 @@ static bool stream_step(struct tcp_peer *p, struct tcp_out *o)
         o->hdr.b = o->done;
         o->hdr_off = o->chunk_off = 0;
         if (o->src == NULL)
-            cdn_p2p_send_pack(o->req, o->done, o->buf, o->chunk);
+            cdn_p2p_send_pack(o->x, o->done, o->buf, o->chunk);
     }
     const char *data = o->src != NULL ? o->src + o->done : (const char *)o->buf;
     struct iovec iov[2] = {
@@ -208,7 +204,7 @@ static bool stream_step(struct tcp_peer *p, struct tcp_out *o)
 
 /* Write what waits for the peer, in order (its lock held, connection up).
  * Finished streams are chained on *done for the caller to report. */
-static void flush(struct tcp_state *st, struct tcp_peer *p, struct cdn_request **done)
+static void flush(struct tcp_state *st, struct tcp_peer *p, struct cdn_xfer **done)
 {
     bool blocked = false;
     while (p->outq != NULL && !blocked) {
@@ -223,8 +219,8 @@ static void flush(struct tcp_state *st, struct tcp_peer *p, struct cdn_request *
             while (o->done < o->total && !blocked)
                 blocked = !stream_step(p, o);
             if (!blocked) {
-                o->req->next = *done;
-                *done = o->req;
+                o->x->next = *done;
+                *done = o->x;
             }
         }
         if (!blocked)
@@ -233,10 +229,10 @@ static void flush(struct tcp_state *st, struct tcp_peer *p, struct cdn_request *
     tcp_watch_out(st, p, blocked);
 }
 
-static void report(struct cdn_request *done)
+static void report(struct cdn_xfer *done)
 {
     while (done != NULL) {
-        struct cdn_request *r = done;
+        struct cdn_xfer *r = done;
         done = r->next;
         r->next = NULL;
         cdn_p2p_send_done(r, true, MPI_SUCCESS);
@@ -251,7 +247,7 @@ void tcp_peer_up(struct tcp_state *st, struct tcp_peer *p, int fd)
     p->state = PEER_UP;
     p->pollout = true;
     tcp_watch_out(st, p, false);  /* re-registers the socket as the peer's */
-    struct cdn_request *done = NULL;
+    struct cdn_xfer *done = NULL;
     flush(st, p, &done);
     /* streams start only on a CTS, which needs the connection: none finished here */
     (void)done;
@@ -308,16 +304,16 @@ static int usable(struct tcp_state *st, struct tcp_peer *p, const char *what)
     return MPI_SUCCESS;
 }
 
-static int tcp_send(struct cdn_transport *tp, struct cdn_request *sreq)
+static int tcp_send(struct cdn_transport *tp, struct cdn_xfer *sx)
 {
     struct tcp_state *st = state_of(tp);
-    struct tcp_peer *p = &st->peers[sreq->u.p2p.peer];
+    struct tcp_peer *p = &st->peers[sx->peer];
     struct tcp_frame f;
     memset(&f, 0, sizeof f);
-    cdn_p2p_wire_hdr(sreq, &f.h);
+    cdn_p2p_wire_hdr(sx, &f.h);
     bool eager = f.h.bytes <= tp->eager_limit;
     const void *payload = NULL;
-    if (eager && f.h.bytes > 0 && (payload = cdn_p2p_send_contig(sreq)) == NULL)
+    if (eager && f.h.bytes > 0 && (payload = cdn_p2p_send_contig(sx)) == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %llu bytes for rank %d",
                        (unsigned long long)f.h.bytes, p->world);
     pthread_mutex_lock(&p->lock);
@@ -334,19 +330,20 @@ static int tcp_send(struct cdn_transport *tp, struct cdn_request *sreq)
         f.h.flags |= CDN_WIRE_RNDV;
     }
     bool waits = !eager || (f.h.flags & CDN_WIRE_SYNC);
+    sx->rndv = !eager;
     if (waits) {  /* before writing: the answer may come at once */
-        sreq->u.p2p.moved = eager ? WAIT_ACK : WAIT_CTS;
-        list_push(&p->waiting, sreq);
+        sx->state = eager ? WAIT_ACK : WAIT_CTS;
+        list_push(&p->waiting, sx);
     }
-    sreq->u.p2p.wire_id = p->msgs_out;
+    sx->wire_id = p->msgs_out;
     rc = put(st, p, &f, payload, eager ? (size_t)f.h.bytes : 0);
     if (rc == MPI_SUCCESS)
         p->msgs_out++;
     else if (waits)
-        list_remove(&p->waiting, sreq);
+        list_remove(&p->waiting, sx);
     pthread_mutex_unlock(&p->lock);
     if (rc == MPI_SUCCESS && eager)
-        cdn_p2p_send_done(sreq, false, MPI_SUCCESS);
+        cdn_p2p_send_done(sx, false, MPI_SUCCESS);
     return rc;
 }
 
@@ -373,41 +370,57 @@ static int tcp_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
     return send_ctrl(st, &st->peers[peer], F_ACK, cookie, 0, 0, "synchronous send acknowledgement");
 }
 
-/* The message is named by its number on the connection (the request's
- * address is not enough: an older message whose send is complete and
- * freed can carry the same one). */
-static int tcp_cancel(struct cdn_transport *tp, struct cdn_request *sreq)
+static int tcp_am_send(struct cdn_transport *tp, int peer, unsigned id, const void *data,
+                       size_t len)
 {
     struct tcp_state *st = state_of(tp);
-    return send_ctrl(st, &st->peers[sreq->u.p2p.peer], F_CANCEL, (uint64_t)(uintptr_t)sreq,
-                     sreq->u.p2p.ctx, sreq->u.p2p.wire_id, "MPI_Cancel");
+    struct tcp_peer *p = &st->peers[peer];
+    struct tcp_frame f;
+    memset(&f, 0, sizeof f);
+    f.type = F_AM;
+    f.a = id;
+    f.len = (uint32_t)len;
+    pthread_mutex_lock(&p->lock);
+    int rc = usable(st, p, "active message");
+    if (rc == MPI_SUCCESS)
+        rc = put(st, p, &f, data, len);
+    pthread_mutex_unlock(&p->lock);
+    return rc;
 }
 
-static int tcp_pull(struct cdn_transport *tp, struct cdn_request *rreq)
+/* The receiver dropped a message of ours (a cancel): its send waits for
+ * nothing more. */
+static void tcp_dropped(struct cdn_transport *tp, struct cdn_xfer *sx)
+{
+    struct tcp_peer *p = &state_of(tp)->peers[sx->peer];
+    pthread_mutex_lock(&p->lock);
+    list_remove(&p->waiting, sx);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static int tcp_pull(struct cdn_transport *tp, struct cdn_xfer *rx)
 {
     struct tcp_state *st = state_of(tp);
-    struct cdn_rndv rv;
-    cdn_p2p_rndv_info(rreq, &rv);
-    struct tcp_peer *p = &st->peers[rv.peer];
+    struct tcp_peer *p = &st->peers[rx->peer];
     struct tcp_frame f;
     memset(&f, 0, sizeof f);
     f.type = F_CTS;
-    f.a = rv.cookie;
-    f.b = (uint64_t)(uintptr_t)rreq;
-    f.h.bytes = rv.len;
+    f.a = rx->cookie;
+    f.b = (uint64_t)(uintptr_t)rx;
+    f.h.bytes = rx->bytes;
     pthread_mutex_lock(&p->lock);
     int rc = usable(st, p, "receive");
     if (rc == MPI_SUCCESS) {
-        rreq->u.p2p.moved = 0;
-        if (rv.len > 0)
-            list_push(&p->pulls, rreq);
+        rx->moved = 0;
+        if (rx->bytes > 0)
+            list_push(&p->pulls, rx);
         rc = put(st, p, &f, NULL, 0);
-        if (rc != MPI_SUCCESS && rv.len > 0)
-            list_remove(&p->pulls, rreq);
+        if (rc != MPI_SUCCESS && rx->bytes > 0)
+            list_remove(&p->pulls, rx);
     }
     pthread_mutex_unlock(&p->lock);
-    if (rc == MPI_SUCCESS && rv.len == 0)
-        cdn_p2p_recv_done(rreq, MPI_SUCCESS);
+    if (rc == MPI_SUCCESS && rx->bytes == 0)
+        cdn_p2p_recv_done(rx, MPI_SUCCESS);
     return rc;
 }
 
@@ -430,21 +443,19 @@ void tcp_fail_all(struct tcp_failed *f, int err)
         struct tcp_out *o = f->outq;
         f->outq = o->next;
         if (o->kind == OUT_STREAM)
-            cdn_p2p_send_done(o->req, true, err);
+            cdn_p2p_send_done(o->x, true, err);
         free(o);
     }
     while (f->waiting != NULL) {
-        struct cdn_request *r = f->waiting;
+        struct cdn_xfer *r = f->waiting;
         list_remove(&f->waiting, r);
-        if (r->u.p2p.moved == WAIT_ACK) {
-            r->status.MPI_ERROR = err;
-            cdn_p2p_acked((uint64_t)(uintptr_t)r);
-        } else {
+        if (r->state == WAIT_ACK)
+            cdn_p2p_acked((uint64_t)(uintptr_t)r, err);
+        else
             cdn_p2p_send_done(r, true, err);
-        }
     }
     while (f->pulls != NULL) {
-        struct cdn_request *r = f->pulls;
+        struct cdn_xfer *r = f->pulls;
         list_remove(&f->pulls, r);
         cdn_p2p_recv_done(r, err);
     }
@@ -459,11 +470,11 @@ static _Noreturn void bad_peer(struct tcp_state *st, struct tcp_peer *p, const c
 }
 
 /* Take the send a cookie names off the waiting list (NULL if none). */
-static struct cdn_request *take_waiting(struct tcp_peer *p, uint64_t cookie, int want)
+static struct cdn_xfer *take_waiting(struct tcp_peer *p, uint64_t cookie, int want)
 {
     pthread_mutex_lock(&p->lock);
-    struct cdn_request *r = list_find(p->waiting, cookie);
-    if (r != NULL && (want == 0 || r->u.p2p.moved == want))
+    struct cdn_xfer *r = list_find(p->waiting, cookie);
+    if (r != NULL && (want == 0 || r->state == want))
         list_remove(&p->waiting, r);
     else
         r = NULL;
@@ -473,19 +484,18 @@ static struct cdn_request *take_waiting(struct tcp_peer *p, uint64_t cookie, int
 
 static void on_cts(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f)
 {
-    struct cdn_request *s = take_waiting(p, f->a, WAIT_CTS);
+    struct cdn_xfer *s = take_waiting(p, f->a, WAIT_CTS);
     if (s == NULL)
         bad_peer(st, p, "clear-to-send for no waiting send");
-    if (f->h.bytes > (uint64_t)s->u.p2p.bytes)
+    if (f->h.bytes > s->bytes)
         bad_peer(st, p, "clear-to-send for more bytes than the message has");
     if (f->h.bytes == 0) {
         cdn_p2p_send_done(s, true, MPI_SUCCESS);
         return;
     }
-    struct cdn_p2p *sp = &s->u.p2p;
-    bool contig = sp->tmp != NULL || cdn_datatype_is_contig(sp->dt, sp->count);
-    const char *src = contig ? cdn_p2p_send_contig(s) : NULL;
-    struct cdn_request *done = NULL;
+    const char *src = s->src;  /* NULL: pack each chunk */
+    bool contig = src != NULL;
+    struct cdn_xfer *done = NULL;
     pthread_mutex_lock(&p->lock);
     if (p->state != PEER_UP) {
         pthread_mutex_unlock(&p->lock);
@@ -496,7 +506,7 @@ static void on_cts(struct tcp_state *st, struct tcp_peer *p, const struct tcp_fr
     if (o == NULL)
         cdn_rt_abort(1, "cadence: tcp: out of memory starting a transfer to rank %d", p->world);
     o->kind = OUT_STREAM;
-    o->req = s;
+    o->x = s;
     o->src = src;
     o->buf = contig ? NULL : (unsigned char *)(o + 1);
     o->token = f->b;
@@ -511,13 +521,11 @@ static void on_cts(struct tcp_state *st, struct tcp_peer *p, const struct tcp_fr
 static void on_data(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f)
 {
     pthread_mutex_lock(&p->lock);
-    struct cdn_request *r = list_find(p->pulls, f->a);
+    struct cdn_xfer *r = list_find(p->pulls, f->a);
     pthread_mutex_unlock(&p->lock);
     if (r == NULL)
         bad_peer(st, p, "data for no waiting receive");
-    struct cdn_rndv rv;
-    cdn_p2p_rndv_info(r, &rv);
-    if (f->b != (uint64_t)r->u.p2p.moved || f->len > rv.len - f->b)
+    if (f->b != r->moved || f->len > r->bytes - f->b)
         bad_peer(st, p, "data out of order or past the end of the message");
     p->body = r;
     p->body_off = f->b;
@@ -527,18 +535,16 @@ static void on_data(struct tcp_state *st, struct tcp_peer *p, const struct tcp_f
 /* n payload bytes of the current DATA frame were placed (at dst) or are at src. */
 static void body_advance(struct tcp_peer *p, const void *src, size_t n)
 {
-    struct cdn_request *r = p->body;
+    struct cdn_xfer *r = p->body;
     if (src != NULL)
         cdn_p2p_recv_data(r, p->body_off, src, n);
     p->body_off += n;
     p->body_left -= n;
-    r->u.p2p.moved = (MPI_Count)p->body_off;
+    r->moved = p->body_off;
     if (p->body_left > 0)
         return;
     p->body = NULL;
-    struct cdn_rndv rv;
-    cdn_p2p_rndv_info(r, &rv);
-    if (p->body_off < rv.len)
+    if (p->body_off < r->bytes)
         return;
     pthread_mutex_lock(&p->lock);
     list_remove(&p->pulls, r);
@@ -549,13 +555,12 @@ static void body_advance(struct tcp_peer *p, const void *src, size_t n)
 static void on_frame(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f,
                      const unsigned char *payload)
 {
-    struct cdn_request *s;
     switch (f->type) {
     case F_EAGER:
-        cdn_p2p_arrived(&st->tp, p->world, &f->h, payload, 0, p->msgs_in++);
+        cdn_p2p_arrived(&st->tp, p->world, &f->h, payload, NULL, p->msgs_in++);
         break;
-    case F_RTS:
-        cdn_p2p_arrived(&st->tp, p->world, &f->h, NULL, 0, p->msgs_in++);
+    case F_RTS:  /* the data comes in DATA frames after a CTS: no memory key */
+        cdn_p2p_arrived(&st->tp, p->world, &f->h, NULL, NULL, p->msgs_in++);
         break;
     case F_CTS:
         on_cts(st, p, f);
@@ -564,18 +569,12 @@ static void on_frame(struct tcp_state *st, struct tcp_peer *p, const struct tcp_
         on_data(st, p, f);
         break;
     case F_ACK:
-        if ((s = take_waiting(p, f->a, WAIT_ACK)) == NULL)
+        if (take_waiting(p, f->a, WAIT_ACK) == NULL)
             bad_peer(st, p, "acknowledgement for no waiting synchronous send");
-        cdn_p2p_acked(f->a);
+        cdn_p2p_acked(f->a, MPI_SUCCESS);
         break;
-    case F_CANCEL:
-        if (cdn_p2p_cancel_arrived(&st->tp, p->world, (uint32_t)f->b, f->h.bytes))
-            send_ctrl(st, p, F_CANCELLED, f->a, 0, 0, "MPI_Cancel");
-        break;
-    case F_CANCELLED:
-        if ((s = take_waiting(p, f->a, 0)) == NULL)
-            bad_peer(st, p, "cancel answer for no waiting send");
-        cdn_p2p_send_cancelled(s);
+    case F_AM:
+        cdn_am_arrived(&st->tp, p->world, (unsigned)f->a, payload, f->len);
         break;
     case F_BYE:
         p->bye = true;
@@ -607,15 +606,14 @@ static int peer_read(struct tcp_state *st, struct tcp_peer *p)
         if (p->body != NULL) {
             size_t have = p->rx_len - p->rx_off;
             size_t n = have < p->body_left ? have : (size_t)p->body_left;
-            struct cdn_rndv rv;
-            cdn_p2p_rndv_info(p->body, &rv);
             if (n > 0) {
                 p->rx_off += n;
                 body_advance(p, p->rx + p->rx_off - n, n);
                 continue;
             }
-            if (rv.dst != NULL) {
-                ssize_t r = recv(p->fd, (char *)rv.dst + p->body_off, (size_t)p->body_left, 0);
+            if (p->body->dst != NULL) {
+                ssize_t r = recv(p->fd, (char *)p->body->dst + p->body_off, (size_t)p->body_left,
+                                 0);
                 if (r > 0) {
                     body_advance(p, NULL, (size_t)r);
                     continue;
@@ -682,7 +680,7 @@ static int tcp_poll(struct cdn_transport *tp)
             if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
                 handled += peer_read(st, p);
             if (ev[i].events & EPOLLOUT) {
-                struct cdn_request *done = NULL;
+                struct cdn_xfer *done = NULL;
                 pthread_mutex_lock(&p->lock);
                 if (p->state == PEER_UP)
                     flush(st, p, &done);
@@ -776,7 +774,8 @@ static const struct cdn_transport_ops tcp_ops = {
     .send = tcp_send,
     .pull = tcp_pull,
     .ack = tcp_ack,
-    .cancel = tcp_cancel,
+    .am_send = tcp_am_send,
+    .dropped = tcp_dropped,
     .poll = tcp_poll,
     .fd = tcp_fd,
     .finalize = tcp_finalize,
@@ -809,6 +808,7 @@ struct cdn_transport *cdn_tcp_transport_create(void)
     }
     st->auth_ms = cdn_progress_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
     st->tp.ops = &tcp_ops;
+    st->tp.am_max = TCP_AM_MAX;
     st->tp.eager_always = st->tp.eager_limit =
         (size_t)cdn_progress_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);
     st->tp.priv = st;

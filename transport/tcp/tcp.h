@@ -70,14 +70,14 @@ struct tcp_peer {
     struct tcp_out *outq, *outq_tail;
     struct tcp_out *out_spare;    /* queue items taken off, for reuse (lock held) */
     int nspare;
-    struct cdn_request *waiting;  /* sends waiting for CTS, ACK or CANCELLED */
-    struct cdn_request *pulls;    /* receives waiting for DATA */
+    struct cdn_xfer *waiting;     /* sends waiting for CTS or ACK */
+    struct cdn_xfer *pulls;       /* receives waiting for DATA */
     uint64_t msgs_out;            /* EAGER and RTS frames queued to the peer (lock held) */
     uint64_t msgs_in;             /* EAGER and RTS frames read from it (poller only) */
     /* reading (poller only) */
     unsigned char *rx;
     size_t rx_len, rx_off;
-    struct cdn_request *body;     /* DATA payload being read into this receive */
+    struct cdn_xfer *body;        /* DATA payload being read into this receive */
     uint64_t body_off, body_left;
     bool bye;
 };
@@ -123,7 +123,7 @@ void tcp_watch_out(struct tcp_state *st, struct tcp_peer *p, bool on);
  * (after unlocking) with err. */
 struct tcp_failed {
     struct tcp_out *outq;
-    struct cdn_request *waiting, *pulls;
+    struct cdn_xfer *waiting, *pulls;
 };
 void tcp_take_all(struct tcp_state *st, struct tcp_peer *p, struct tcp_failed *f);
 void tcp_fail_all(struct tcp_failed *f, int err);

@@ -217,6 +217,8 @@ int cdn_MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info inf
     rc = cdn_comm_split(c, color, key, &nc, fn);
     if (rc == MPI_SUCCESS && nc != NULL) {
         rc = cdn_comm_hints_take(&nc->info, in, fn);
+        if (rc == MPI_SUCCESS)
+            rc = cdn_comm_take_pctx(nc, fn);
         const char *key = level != NULL ? "mpi_hw_resource_type" : "mpi_pset_name";
         const char *val = level != NULL ? level : pset;
         if (rc == MPI_SUCCESS && val != NULL && nc->info == NULL)
@@ -348,7 +350,8 @@ static int finish_from_group(struct cdn_comm *nc, MPI_Info info, struct cdn_errh
 {
     int rc;
     struct cdn_info *in = cdn_info_arg(info, caller, &rc);
-    if ((rc = cdn_comm_hints_take(&nc->info, in, caller)) != MPI_SUCCESS) {
+    if ((rc = cdn_comm_hints_take(&nc->info, in, caller)) != MPI_SUCCESS ||
+        (rc = cdn_comm_take_pctx(nc, caller)) != MPI_SUCCESS) {
         cdn_comm_release(nc);
         return rc;
     }

@@ -38,8 +38,12 @@
 #include "runtime/runtime.h"
 #include "transport/transport.h"
 
+/* Context 0 before MPI_Init makes the contexts (nothing reaches anybody). */
+static struct cdn_pctx ctx_none = {.work_lock = PTHREAD_MUTEX_INITIALIZER};
+
 struct cdn_engine cdn_engine = {
-    .work_lock = PTHREAD_MUTEX_INITIALIZER,
+    .nctx = 1,
+    .ctx = &ctx_none,
     .timer_lock = PTHREAD_MUTEX_INITIALIZER,
     .epfd = -1,
     .wake_fd = -1,
@@ -48,6 +52,7 @@ struct cdn_engine cdn_engine = {
 };
 
 CDN_TLS bool cdn_progress_in_thread;
+CDN_TLS int cdn_progress_home;
 CDN_TLS bool cdn_progress_blocking;
 /* A wake-up of the progress thread left out inside a blocking call's start
  * (wake_soon), to be settled by cdn_progress_wait_until. */
@@ -92,34 +97,45 @@ static void kick_fd(void)
 }
 
 /* Does some transport already reach every other process? */
-static bool all_reached(void)
+static bool all_reached(int ctx)
 {
     for (int w = 0; w < cdn_rt.world_size; w++)
-        if (w != cdn_rt.world_rank && cdn_progress_transport_for(w) == NULL)
+        if (w != cdn_rt.world_rank && cdn_progress_transport_in(ctx, w) == NULL)
             return false;
     return true;
 }
 
-/* Open the transport of kind k unless the ones open already reach every
- * other process (or it does not apply to this job); MPI_SUCCESS, or
- * MPI_ERR_NO_MEM, or the error of its init. */
-static int transport_open(const struct cdn_transport_kind *k)
+/* Append tp to *list of *n; false when out of memory. */
+static bool transport_add(struct cdn_transport ***list, int *n, struct cdn_transport *tp)
 {
-    if (all_reached())
+    struct cdn_transport **more = realloc(*list, (size_t)(*n + 1) * sizeof *more);
+    if (more == NULL)
+        return false;
+    more[(*n)++] = tp;
+    *list = more;
+    return true;
+}
+
+/* Open context ctx's instance of transport kind k (index ki) unless the
+ * ones open already reach every other process (or it does not apply to
+ * this job); MPI_SUCCESS, or MPI_ERR_NO_MEM, or the error of its init. */
+static int transport_open(int ctx, const struct cdn_transport_kind *k, int ki)
+{
+    if (all_reached(ctx))
         return MPI_SUCCESS;
-    struct cdn_transport *tp = k->create();
+    struct cdn_transport *tp = k->create(ctx);
     if (tp == NULL)
         return MPI_SUCCESS;
-    struct cdn_transport **more = realloc(cdn_engine.transports, (size_t)(cdn_engine.ntransports + 1) *
-                                                                     sizeof *more);
-    if (more == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: out of memory opening the %s transport",
-                       k->name);
-    cdn_engine.transports = more;
+    tp->ctx = ctx;
+    tp->kind = ki;
     int rc = tp->ops->init(tp);
     if (rc != MPI_SUCCESS)
         return rc;
-    cdn_engine.transports[cdn_engine.ntransports++] = tp;
+    struct cdn_pctx *c = &cdn_engine.ctx[ctx];
+    if (!transport_add(&c->transports, &c->ntransports, tp) ||
+        !transport_add(&cdn_engine.transports, &cdn_engine.ntransports, tp))
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: out of memory opening the %s transport",
+                       k->name);
     return MPI_SUCCESS;
 }
 
@@ -141,16 +157,15 @@ static bool named_before(const char *list, const char *s, size_t n)
  * of preference; each peer is reached by the first that reaches it.  A
  * transport is opened only if a peer is left that the earlier ones do not
  * reach, so a one-node job opens no socket unless told to. */
-static int transports_open(void)
+static int transports_open(int ctx)
 {
     int nkinds;
     const struct cdn_transport_kind *kinds = cdn_transport_kinds(&nkinds);
     const char *list = cdn_param_str("CADENCE_TRANSPORTS");
-    cdn_engine.ntransports = 0;
     int rc = MPI_SUCCESS;
     if (list == NULL) {
         for (int k = 0; k < nkinds && rc == MPI_SUCCESS; k++)
-            rc = transport_open(&kinds[k]);
+            rc = transport_open(ctx, &kinds[k], k);
     }
     for (const char *s = list; s != NULL && *s != '\0' && rc == MPI_SUCCESS;) {
         size_t n = strcspn(s, ",");
@@ -161,7 +176,7 @@ static int transports_open(void)
             return cdn_err(MPI_ERR_OTHER, "MPI_Init: CADENCE_TRANSPORTS=%s names the %s "
                            "transport twice", list, kinds[k].name);
         } else if (k < nkinds) {
-            rc = transport_open(&kinds[k]);
+            rc = transport_open(ctx, &kinds[k], k);
         } else if (n > 0) {
             char known[256];
             size_t len = 0;
@@ -175,6 +190,27 @@ static int transports_open(void)
         s += n;
         s += *s == ',';
     }
+    return rc;
+}
+
+/* CADENCE_PROGRESS_CONTEXTS (default 1): the contexts, each with its
+ * transports. */
+static int contexts_open(void)
+{
+    int n = (int)cdn_progress_param_long("CADENCE_PROGRESS_CONTEXTS", 1, 1, CDN_PCTX_MAX);
+    struct cdn_pctx *ctx = calloc((size_t)n, sizeof *ctx);
+    if (ctx == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: out of memory for %d progress contexts", n);
+    for (int i = 0; i < n; i++) {
+        ctx[i].id = i;
+        pthread_mutex_init(&ctx[i].work_lock, NULL);
+    }
+    cdn_engine.ctx = ctx;
+    cdn_engine.nctx = n;
+    cdn_engine.ntransports = 0;
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = transports_open(i);
     if (rc != MPI_SUCCESS)
         return rc;
     size_t min = SIZE_MAX;
@@ -182,7 +218,23 @@ static int transports_open(void)
         if (cdn_engine.transports[i]->eager_limit < min)
             min = cdn_engine.transports[i]->eager_limit;
     cdn_engine.eager_min = cdn_engine.ntransports > 0 ? min : 0;
-    return cdn_sent_open(cdn_engine.ntransports);
+    int nkinds;
+    cdn_transport_kinds(&nkinds);
+    return cdn_sent_open(nkinds);
+}
+
+int cdn_progress_context_pick(const char *value)
+{
+    static atomic_uint next;
+    if (strcmp(value, "auto") == 0)
+        return cdn_engine.nctx == 1
+                   ? 0
+                   : 1 + (int)(atomic_fetch_add(&next, 1) % (unsigned)(cdn_engine.nctx - 1));
+    char *end;
+    long v = strtol(value, &end, 10);
+    if (end == value || *end != '\0' || v < 0 || v >= cdn_engine.nctx)
+        return -1;
+    return (int)v;
 }
 
 bool cdn_progress_oversubscribed(int local_size)
@@ -239,7 +291,7 @@ int cdn_progress_init(void)
     epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, cdn_engine.timer_fd, &ev);
     epoll_ctl(cdn_engine.park_epfd, EPOLL_CTL_ADD, cdn_engine.timer_fd, &ev);
 
-    return transports_open();
+    return contexts_open();
 }
 
 int cdn_progress_wireup(void)
@@ -255,14 +307,17 @@ int cdn_progress_wireup(void)
             epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, fd, &ev);
         }
     }
-    /* Which transport reaches whom is fixed from now on: a table answers
-     * every send (cdn_progress_transport_for).  Without memory, the
-     * transports are asked each time. */
-    cdn_engine.transport_of = malloc((size_t)cdn_rt.world_size * sizeof *cdn_engine.transport_of);
-    if (cdn_engine.transport_of != NULL) {
-        for (int w = 0; w < cdn_rt.world_size; w++)
-            cdn_engine.transport_of[w] = cdn_progress_transport_find(w);
-        cdn_engine.ntransport_of = cdn_rt.world_size;
+    /* Which transport reaches whom is fixed from now on: a table per
+     * context answers every send (cdn_progress_transport_in).  Without
+     * memory, the transports are asked each time. */
+    for (int i = 0; i < cdn_engine.nctx; i++) {
+        struct cdn_pctx *c = &cdn_engine.ctx[i];
+        c->transport_of = malloc((size_t)cdn_rt.world_size * sizeof *c->transport_of);
+        if (c->transport_of != NULL) {
+            for (int w = 0; w < cdn_rt.world_size; w++)
+                c->transport_of[w] = cdn_progress_transport_find(i, w);
+            c->ntransport_of = cdn_rt.world_size;
+        }
     }
     /* Fixed before any application thread polls: enter and leave must
      * agree on it, or a transport's count of pollers would drift. */
@@ -298,9 +353,16 @@ void cdn_progress_finalize(void)
     cdn_engine.ntransports = 0;
     free(cdn_engine.transports);
     cdn_engine.transports = NULL;
-    cdn_engine.ntransport_of = 0;
-    free(cdn_engine.transport_of);
-    cdn_engine.transport_of = NULL;
+    for (int i = 0; i < cdn_engine.nctx; i++) {
+        struct cdn_pctx *c = &cdn_engine.ctx[i];
+        free(c->transports);
+        free(c->transport_of);
+        pthread_mutex_destroy(&c->work_lock);
+    }
+    if (cdn_engine.ctx != &ctx_none)
+        free(cdn_engine.ctx);
+    cdn_engine.ctx = &ctx_none;
+    cdn_engine.nctx = 1;
     close(cdn_engine.epfd);
     close(cdn_engine.wake_fd);
     close(cdn_engine.park_epfd);
@@ -464,32 +526,39 @@ void cdn_progress_let_app_out(void)
         park_wait(start_delay());
 }
 
-void cdn_progress_defer(struct cdn_work *w)
+void cdn_progress_defer_in(int ctx, struct cdn_work *w)
 {
+    struct cdn_pctx *c = &cdn_engine.ctx[ctx];
     w->next = NULL;
-    pthread_mutex_lock(&cdn_engine.work_lock);
-    if (cdn_engine.work_tail != NULL)
-        cdn_engine.work_tail->next = w;
+    pthread_mutex_lock(&c->work_lock);
+    if (c->work_tail != NULL)
+        c->work_tail->next = w;
     else
-        cdn_engine.work_head = w;
-    cdn_engine.work_tail = w;
+        c->work_head = w;
+    c->work_tail = w;
+    atomic_fetch_add_explicit(&c->nwork, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&cdn_engine.nwork, 1, memory_order_seq_cst);
-    pthread_mutex_unlock(&cdn_engine.work_lock);
+    pthread_mutex_unlock(&c->work_lock);
     wake_soon();
 }
 
-
-/* Run the deferred work queued so far; returns how many items ran. */
-static int run_work(void)
+void cdn_progress_defer(struct cdn_work *w)
 {
-    pthread_mutex_lock(&cdn_engine.work_lock);
-    struct cdn_work *w = cdn_engine.work_head;
-    cdn_engine.work_head = cdn_engine.work_tail = NULL;
+    cdn_progress_defer_in(0, w);
+}
+
+/* Run the deferred work queued so far on c; returns how many items ran. */
+static int run_work(struct cdn_pctx *c)
+{
+    pthread_mutex_lock(&c->work_lock);
+    struct cdn_work *w = c->work_head;
+    c->work_head = c->work_tail = NULL;
     int n = 0;
     for (struct cdn_work *x = w; x != NULL; x = x->next)
         n++;
+    atomic_fetch_sub_explicit(&c->nwork, n, memory_order_relaxed);
     atomic_fetch_sub_explicit(&cdn_engine.nwork, n, memory_order_relaxed);
-    pthread_mutex_unlock(&cdn_engine.work_lock);
+    pthread_mutex_unlock(&c->work_lock);
     while (w != NULL) {
         struct cdn_work *next = w->next;  /* run() may requeue w */
         w->run(w);
@@ -498,12 +567,12 @@ static int run_work(void)
     return n;
 }
 
-/* Does some transport have input (a lock-free look)?  Inline: every empty
- * poll of a waiting thread runs it. */
-static inline __attribute__((always_inline)) bool any_busy(void)
+/* Does some transport of c have input (a lock-free look)?  Inline: every
+ * empty poll of a waiting thread runs it. */
+static inline __attribute__((always_inline)) bool any_busy(const struct cdn_pctx *c)
 {
-    for (int i = 0; i < cdn_engine.ntransports; i++) {
-        struct cdn_transport *tp = cdn_engine.transports[i];
+    for (int i = 0; i < c->ntransports; i++) {
+        struct cdn_transport *tp = c->transports[i];
         if (tp->ops->busy == NULL || tp->ops->busy(tp))
             return true;
     }
@@ -514,24 +583,44 @@ static inline __attribute__((always_inline)) bool any_busy(void)
  * (cdn_progress_poll_missed). */
 static CDN_TLS bool poll_missed;
 
-/* Poll every transport once (the deferred work left alone). */
-static int poll_transports(void)
+/* ... of any context. */
+static bool any_ctx_busy(void)
 {
-    if (!any_busy())
+    for (int i = 0; i < cdn_engine.nctx; i++)
+        if (any_busy(&cdn_engine.ctx[i]))
+            return true;
+    return false;
+}
+
+/* Poll c's transports once (its deferred work left alone). */
+static inline int poll_ctx_transports(struct cdn_pctx *c)
+{
+    if (!any_busy(c))
         return 0;
-    if (atomic_load_explicit(&cdn_engine.poll_lock, memory_order_relaxed) ||
-        atomic_exchange_explicit(&cdn_engine.poll_lock, true, memory_order_acquire)) {
+    if (atomic_load_explicit(&c->poll_lock, memory_order_relaxed) ||
+        atomic_exchange_explicit(&c->poll_lock, true, memory_order_acquire)) {
         poll_missed = true;
         return 0;
     }
     int n = 0;
-    for (int i = 0; i < cdn_engine.ntransports; i++) {
-        struct cdn_transport *tp = cdn_engine.transports[i];
+    for (int i = 0; i < c->ntransports; i++) {
+        struct cdn_transport *tp = c->transports[i];
         n += tp->ops->poll(tp);
     }
     /* a plain store: a mutex's unlock is a locked instruction, which waits
      * for the store buffer (the release of the ring cells just read) */
-    atomic_store_explicit(&cdn_engine.poll_lock, false, memory_order_release);
+    atomic_store_explicit(&c->poll_lock, false, memory_order_release);
+    return n;
+}
+
+/* Poll every context's transports once, the home context first. */
+static int poll_transports(void)
+{
+    int home = cdn_progress_home;
+    int n = poll_ctx_transports(&cdn_engine.ctx[home]);
+    for (int i = 0; i < cdn_engine.nctx; i++)
+        if (i != home)
+            n += poll_ctx_transports(&cdn_engine.ctx[i]);
     return n;
 }
 
@@ -542,12 +631,23 @@ bool cdn_progress_poll_missed(void)
     return m;
 }
 
+int cdn_progress_poll_ctx(int ctx)
+{
+    struct cdn_pctx *c = &cdn_engine.ctx[ctx];
+    int ran = 0;
+    if (atomic_load_explicit(&c->nwork, memory_order_relaxed) > 0)
+        ran = run_work(c);
+    return ran + poll_ctx_transports(c);
+}
+
 int cdn_progress_poll(void)
 {
-    int ran = 0;
-    if (atomic_load_explicit(&cdn_engine.nwork, memory_order_relaxed) > 0)
-        ran = run_work();
-    return ran + poll_transports();
+    int home = cdn_progress_home;
+    int n = cdn_progress_poll_ctx(home);
+    for (int i = 0; i < cdn_engine.nctx; i++)
+        if (i != home)
+            n += cdn_progress_poll_ctx(i);
+    return n;
 }
 
 void cdn_progress_signal(void)
@@ -629,7 +729,7 @@ static void armed_sleep(long timeout_ns, bool (*still)(unsigned), unsigned arg, 
         if (!settle)
             engine_wait(timeout_ns);
         else if (engine_wait(CDN_PROGRESS_SETTLE_NS) == 0 &&
-                 (aside ? still == NULL || still(arg) : !any_busy()))
+                 (aside ? still == NULL || still(arg) : !any_ctx_busy()))
             engine_wait(timeout_ns < 0 ? -1 : timeout_ns - CDN_PROGRESS_SETTLE_NS);
     }
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -1068,10 +1168,11 @@ void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)
     cdn_progress_wait_until(cond, arg);
 }
 
-struct cdn_transport *cdn_progress_transport_find(int world_rank)
+struct cdn_transport *cdn_progress_transport_find(int ctx, int world_rank)
 {
-    for (int i = 0; i < cdn_engine.ntransports; i++) {
-        struct cdn_transport *tp = cdn_engine.transports[i];
+    const struct cdn_pctx *c = &cdn_engine.ctx[ctx];
+    for (int i = 0; i < c->ntransports; i++) {
+        struct cdn_transport *tp = c->transports[i];
         if (tp->ops->reaches(tp, world_rank))
             return tp;
     }

@@ -57,20 +57,46 @@ struct cdn_work {
     void (*run)(struct cdn_work *w);
 };
 
+/* A progress context: an independent lane of the engine.  Its own
+ * instance of every transport (own rings, own connections: a message of a
+ * communicator mapped here travels only through them), its own poll lock,
+ * so threads progressing different contexts never wait for each other,
+ * and its own deferred-work list.  Matching is by communicator context id
+ * (progress/match.c), one lock per communicator, whichever context a
+ * message arrives through.  Context 0 carries MPI_COMM_WORLD and every
+ * communicator not mapped elsewhere (runtime/comm.h, pctx). */
+struct cdn_pctx {
+    int id;
+    atomic_bool poll_lock;        /* one poller of its transports at a time: only ever
+                                   * tried (an exchange), released by a plain store */
+    int ntransports;
+    struct cdn_transport **transports;  /* its instances, in CADENCE_TRANSPORTS order */
+    /* The instance reaching each world rank (NULL: none), filled at
+     * wire-up; ntransport_of is 0 until then. */
+    struct cdn_transport **transport_of;
+    int ntransport_of;
+    pthread_mutex_t work_lock;    /* the deferred-work list */
+    struct cdn_work *work_head, *work_tail;
+    atomic_int nwork;             /* items on it */
+};
+
+/* The most contexts CADENCE_PROGRESS_CONTEXTS may ask for. */
+#define CDN_PCTX_MAX 64
+
 struct cdn_engine {
     atomic_uint gen;              /* completion generation: a futex word */
     atomic_int sleepers;          /* threads in futex wait on gen */
-    atomic_bool poll_lock;        /* one poller of the transports at a time: only ever
-                                   * tried (an exchange), released by a plain store */
+    int nctx;                     /* CADENCE_PROGRESS_CONTEXTS */
+    struct cdn_pctx *ctx;         /* the contexts, by id */
+    /* Every transport instance of every context: what sleeping, doorbells
+     * and wants act on (a sleeper is woken by input for any context). */
     int ntransports;
-    struct cdn_transport **transports;  /* those opened, in CADENCE_TRANSPORTS order */
+    struct cdn_transport **transports;
     size_t eager_min;             /* the smallest eager_limit of the transports (opened once) */
     int epfd;                     /* every transport fd plus wake_fd */
     int wake_fd;                  /* eventfd: interrupts a thread blocked in epoll */
     atomic_int pending_work;      /* queued sends etc. that need polling, not sleeping */
-    pthread_mutex_t work_lock;    /* the deferred-work list */
-    struct cdn_work *work_head, *work_tail;
-    atomic_int nwork;             /* items on it */
+    atomic_int nwork;             /* deferred work items, every context's */
     /* background progress thread */
     bool thread_on;
     atomic_bool thread_stop;
@@ -122,10 +148,6 @@ struct cdn_engine {
      * progress thread's look, by a start, by a sleeper or shutdown; held
      * starts (cdn_progress_start_end). */
     atomic_ulong lingers, linger_ends[3], held;
-    /* The transport reaching each world rank (NULL: none), filled at
-     * wire-up; ntransport_of is 0 until then. */
-    struct cdn_transport **transport_of;
-    int ntransport_of;
     /* This process's wants (enum cdn_want), counted here; the transports
      * hear only of a count leaving or reaching zero (cdn_progress_want).
      * A line of its own: every posted receive moves it. */
@@ -135,6 +157,9 @@ struct cdn_engine {
 extern struct cdn_engine cdn_engine;
 /* True in the background progress thread. */
 extern CDN_TLS bool cdn_progress_in_thread;
+/* The context the calling thread progresses first (the context of the
+ * request it waits for: cdn_request_wait); the others follow. */
+extern CDN_TLS int cdn_progress_home;
 
 /* Bring the engine and transports up (before the PMIx fence), connect them
  * (after it), take them down (before the last fence). */
@@ -152,8 +177,11 @@ void cdn_progress_finalize(void);
  * spinning and without a raised priority. */
 bool cdn_progress_oversubscribed(int local_size);
 
-/* Poll every transport once; returns how many events were processed. */
+/* Poll every context once, the calling thread's home first (its deferred
+ * work, then its transports); returns how many events were processed. */
 int cdn_progress_poll(void);
+/* The same for one context only. */
+int cdn_progress_poll_ctx(int ctx);
 /* Did this thread's polls since the last call find work that another
  * thread was polling at that moment (the transports' lock held)?  Clears
  * the flag. */
@@ -197,16 +225,28 @@ static inline void cdn_progress_want(enum cdn_want w, int delta)
 void cdn_progress_let_app_out(void);
 /* Interrupt whoever sleeps in epoll (new queued work, shutdown). */
 void cdn_progress_kick(void);
-/* The transport that reaches a world rank, or NULL.  Every send asks: after
- * wire-up a table by world rank answers (transport_of), before it (and
- * for ranks outside the table) the transports are asked in order. */
-struct cdn_transport *cdn_progress_transport_find(int world_rank);
+/* Context ctx's transport instance that reaches a world rank, or NULL.
+ * Every send asks: after wire-up a table by world rank answers
+ * (transport_of), before it (and for ranks outside the table) the
+ * instances are asked in order. */
+struct cdn_transport *cdn_progress_transport_find(int ctx, int world_rank);
+static inline struct cdn_transport *cdn_progress_transport_in(int ctx, int world_rank)
+{
+    const struct cdn_pctx *c = &cdn_engine.ctx[ctx];
+    if ((unsigned)world_rank < (unsigned)c->ntransport_of)
+        return c->transport_of[world_rank];
+    return cdn_progress_transport_find(ctx, world_rank);
+}
+/* ... of context 0. */
 static inline struct cdn_transport *cdn_progress_transport_for(int world_rank)
 {
-    if ((unsigned)world_rank < (unsigned)cdn_engine.ntransport_of)
-        return cdn_engine.transport_of[world_rank];
-    return cdn_progress_transport_find(world_rank);
+    return cdn_progress_transport_in(0, world_rank);
 }
+/* A context for a new communicator asking for one by info (the value of
+ * cadence_progress_context): "auto" takes the contexts other than 0 in
+ * turn (0 when there is only one), a number names one.  -1 when the value
+ * is neither (or names no context). */
+int cdn_progress_context_pick(const char *value);
 /* The largest message the transport reaching world_rank may send eagerly
  * (whole, with no answer from the receiver), or with always the largest it
  * always sends so (between the two it chooses per message: transport.h);
@@ -381,6 +421,8 @@ static inline void cdn_progress_unpark(void)
  * progress thread (cdn_engine.thread_on): without one, run the work where
  * it is. */
 void cdn_progress_defer(struct cdn_work *w);
+/* The same on context ctx's list (cdn_progress_defer: context 0's). */
+void cdn_progress_defer_in(int ctx, struct cdn_work *w);
 
 /* Progress thread (progress/thread.c). */
 int cdn_progress_thread_start(void);

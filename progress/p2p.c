@@ -225,7 +225,7 @@ static inline int send_start(struct cdn_request *r, bool fresh)
         cdn_sent_count_one(NULL);
         rc = self_send(r);
     } else {
-        p->tp = cdn_progress_transport_for(p->x.peer);
+        p->tp = cdn_progress_transport_in(p->comm->pctx, p->x.peer);
         if (p->tp == NULL) {
             rc = cdn_err(MPI_ERR_OTHER, "send: no transport reaches world rank %d", p->x.peer);
         } else {
@@ -402,7 +402,7 @@ static inline bool send_now(const void *buf, MPI_Count count, struct cdn_datatyp
     int peer = cdn_comm_world_rank(comm, dest);
     if (peer == cdn_rt.world_rank)
         return false;
-    struct cdn_transport *tp = cdn_progress_transport_for(peer);
+    struct cdn_transport *tp = cdn_progress_transport_in(comm->pctx, peer);
     if (tp == NULL || tp->ops->send_now == NULL || (uint64_t)bytes > tp->eager_limit)
         return false;
     struct cdn_wire_hdr h = {.ctx = ctx, .src = comm->rank, .tag = tag,

@@ -156,6 +156,7 @@ static inline void header_init(struct cdn_request *r, int kind, const struct cdn
     r->parent = NULL;
     r->parent_slot = 0;
     r->comm = comm;
+    r->pctx = comm != NULL ? comm->pctx : 0;
     if (comm != NULL)
         cdn_comm_retain(comm);  /* MPI_Comm_free waits for the requests on it */
     cdn_status_empty(&r->status);
@@ -314,12 +315,19 @@ static bool request_done(void *arg)
     return cdn_request_done(r);
 }
 
+/* Waits progress the request's own context first, then the others. */
 void cdn_request_wait(struct cdn_request *r)
 {
+    int home = cdn_progress_home;
+    cdn_progress_home = r->pctx;
     cdn_progress_wait_until(request_done, r);
+    cdn_progress_home = home;
 }
 
 void cdn_request_wait_late(struct cdn_request *r)
 {
+    int home = cdn_progress_home;
+    cdn_progress_home = r->pctx;
     cdn_progress_wait_until_late(request_done, r);
+    cdn_progress_home = home;
 }

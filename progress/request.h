@@ -133,6 +133,8 @@ struct cdn_request {
     struct cdn_request *parent;        /* notified (one event, or its child_done) at
                                         * completion */
     int parent_slot;                   /* what the parent's child_done is told */
+    int pctx;                          /* its progress context: its communicator's (0
+                                        * without one); a wait progresses it first */
     struct cdn_comm *comm;             /* its error handler sees the request's errors */
     MPI_Status status;                 /* MPI_ERROR holds the request's error code */
     struct cdn_request *next, *prev;   /* engine queues (posted receives, pending sends) */

@@ -13,6 +13,8 @@
 #include "transport/transport.h"
 
 atomic_ulong *cdn_sent_count;
+int cdn_sent_nkinds;
+atomic_ulong *cdn_sent_ctx_count;
 atomic_ulong cdn_sent_at_call;
 bool cdn_sent_report;
 
@@ -22,14 +24,17 @@ void cdn_sent_init(void)
     atomic_store_explicit(&cdn_sent_at_call, 0, memory_order_relaxed);
 }
 
-int cdn_sent_open(int ntransports)
+int cdn_sent_open(int nkinds)
 {
     free(cdn_sent_count);
-    cdn_sent_count = NULL;
+    free(cdn_sent_ctx_count);
+    cdn_sent_count = cdn_sent_ctx_count = NULL;
+    cdn_sent_nkinds = nkinds;
     if (!cdn_sent_report)
         return MPI_SUCCESS;
-    cdn_sent_count = calloc((size_t)ntransports + 1, sizeof *cdn_sent_count);
-    if (cdn_sent_count == NULL)
+    cdn_sent_count = calloc((size_t)nkinds + 1, sizeof *cdn_sent_count);
+    cdn_sent_ctx_count = calloc((size_t)cdn_engine.nctx, sizeof *cdn_sent_ctx_count);
+    if (cdn_sent_count == NULL || cdn_sent_ctx_count == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: CADENCE_TRANSPORT_REPORT: out of memory");
     return MPI_SUCCESS;
 }
@@ -40,15 +45,27 @@ void cdn_sent_print(void)
         return;
     char line[256];
     int n = snprintf(line, sizeof line, "cadence: rank %d: sent", cdn_rt.world_rank);
-    for (int i = 0; i < cdn_engine.ntransports && n < (int)sizeof line; i++)
+    /* the kinds context 0 opened, in its order (the others open the same) */
+    const struct cdn_pctx *c0 = &cdn_engine.ctx[0];
+    for (int i = 0; i < c0->ntransports && n < (int)sizeof line; i++)
         n += snprintf(line + n, sizeof line - (size_t)n, " %s %lu,",
-                      cdn_engine.transports[i]->ops->name,
-                      atomic_load_explicit(&cdn_sent_count[i], memory_order_relaxed));
+                      c0->transports[i]->ops->name,
+                      atomic_load_explicit(&cdn_sent_count[c0->transports[i]->kind],
+                                           memory_order_relaxed));
     if (n < (int)sizeof line)
         snprintf(line + n, sizeof line - (size_t)n, " self %lu\n",
-                 atomic_load_explicit(&cdn_sent_count[cdn_engine.ntransports],
-                                      memory_order_relaxed));
+                 atomic_load_explicit(&cdn_sent_count[cdn_sent_nkinds], memory_order_relaxed));
     fputs(line, stderr);
+    if (cdn_engine.nctx > 1) {
+        n = snprintf(line, sizeof line, "cadence: rank %d: messages by progress context",
+                     cdn_rt.world_rank);
+        for (int i = 0; i < cdn_engine.nctx && n < (int)sizeof line; i++)
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s %d %lu", i > 0 ? "," : "", i,
+                          atomic_load_explicit(&cdn_sent_ctx_count[i], memory_order_relaxed));
+        if (n < (int)sizeof line)
+            snprintf(line + n, sizeof line - (size_t)n, "\n");
+        fputs(line, stderr);
+    }
     /* read after the progress thread stopped: its counts are final */
     fprintf(stderr, "cadence: rank %d: progress lingers %lu (ended by the thread's look %lu, "
             "by starts %lu, otherwise %lu), held starts %lu\n", cdn_rt.world_rank,

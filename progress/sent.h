@@ -17,10 +17,14 @@
 #include <stdbool.h>
 
 #include "progress/engine.h"
+#include "transport/transport.h"
 
-/* Slot i: cdn_engine.transports[i]; slot ntransports: to this process
- * (cdn_sent_open sizes it). */
+/* Slot k: transport kind k (cdn_transport_kinds), every context's
+ * instance of it; slot nkinds: to this process (cdn_sent_open sizes it). */
 extern atomic_ulong *cdn_sent_count;
+extern int cdn_sent_nkinds;
+/* Slot c: messages handed to progress context c's transports. */
+extern atomic_ulong *cdn_sent_ctx_count;
 /* MPI_Isend calls complete at the call (cdn_p2p_sent_request), counted
  * with the report on; printed on a line of its own. */
 extern atomic_ulong cdn_sent_at_call;
@@ -30,7 +34,7 @@ extern bool cdn_sent_report;
 void cdn_sent_init(void);
 /* The transports are open: zeroed counts for them and for this process
  * (MPI_ERR_NO_MEM when out of memory with the report on). */
-int cdn_sent_open(int ntransports);
+int cdn_sent_open(int nkinds);
 /* Print the line, if the report is on (MPI_Finalize, transports still open). */
 void cdn_sent_print(void);
 
@@ -39,10 +43,12 @@ static inline void cdn_sent_count_one(const struct cdn_transport *tp)
 {
     if (!cdn_sent_report)
         return;
-    int i = 0;  /* ntransports for tp NULL: this process */
-    while (i < cdn_engine.ntransports && cdn_engine.transports[i] != tp)
-        i++;
-    atomic_fetch_add_explicit(&cdn_sent_count[i], 1, memory_order_relaxed);
+    /* by kind, every context's instances together; after the kinds: this
+     * process (tp NULL) */
+    atomic_fetch_add_explicit(&cdn_sent_count[tp != NULL ? tp->kind : cdn_sent_nkinds], 1,
+                              memory_order_relaxed);
+    if (tp != NULL)
+        atomic_fetch_add_explicit(&cdn_sent_ctx_count[tp->ctx], 1, memory_order_relaxed);
 }
 
 #endif

@@ -81,6 +81,10 @@ struct cdn_comm {
     /* MPI_Comm_attach_buffer's buffer (progress/bsend.c); NULL until the
      * first attach, freed with the communicator. */
     struct cdn_bsend_pool *bsend;
+    /* The progress context its messages travel through (progress/engine.h,
+     * struct cdn_pctx): its parent's, or the one its creating call's info
+     * asks for (cadence_progress_context), fixed for its life. */
+    int pctx;
 };
 
 /* The value of info key `key` set on comm (MPI_Comm_set_info, dup_with_info,
@@ -93,6 +97,11 @@ bool cdn_comm_info_value(struct cdn_comm *comm, const char *key, char *value, in
 struct cdn_info;
 int cdn_comm_hints_take(struct cdn_info **dst, struct cdn_info *in, const char *caller);
 int cdn_comm_hints_report(struct cdn_comm *c, MPI_Info *info_used, const char *caller);
+/* The progress context a new communicator asks for by its hints
+ * (cadence_progress_context: "auto" or a context's number), if any, into
+ * c->pctx; MPI_ERR_INFO_VALUE naming the key and the contexts there are
+ * for a value that names none. */
+int cdn_comm_take_pctx(struct cdn_comm *c, const char *caller);
 /* True once any communicator of this process kept a cadence_ hint: until
  * then a lookup of one finds nothing, and the collectives skip it. */
 bool cdn_comm_cadence_hints(void);

@@ -73,6 +73,7 @@ int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct
     }
     cdn_comm_set_errh(c, parent != NULL ? cdn_comm_errh(parent)
                                         : cdn_errh_get(MPI_ERRORS_ARE_FATAL));
+    c->pctx = parent != NULL ? parent->pctx : 0;
     /* from a session's group, or from a communicator of a session */
     c->session = c->group->session != NULL ? c->group->session
                  : parent != NULL            ? parent->session
@@ -98,7 +99,8 @@ static int dup_contents(struct cdn_comm *parent, struct cdn_comm *c, struct cdn_
     if (parent->topo != NULL && (c->topo = cdn_topo_dup(parent->topo)) == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     /* the parent's hints are not carried over (runtime/comm_hints.c) */
-    return use_info ? cdn_comm_hints_take(&c->info, info, caller) : MPI_SUCCESS;
+    int rc = use_info ? cdn_comm_hints_take(&c->info, info, caller) : MPI_SUCCESS;
+    return rc != MPI_SUCCESS ? rc : cdn_comm_take_pctx(c, caller);
 }
 
 int cdn_comm_dup_copy_attrs(struct cdn_comm *parent, struct cdn_comm *c, const char *caller)

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "progress/engine.h"
 #include "runtime/error.h"
 #include "runtime/info.h"
 
@@ -99,4 +100,19 @@ int cdn_comm_hints_report(struct cdn_comm *c, MPI_Info *info_used, const char *c
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     }
     return cdn_info_publish(out, info_used, caller);
+}
+
+int cdn_comm_take_pctx(struct cdn_comm *c, const char *caller)
+{
+    char v[MPI_MAX_INFO_VAL];
+    if (!cdn_comm_cadence_hints() ||
+        !cdn_comm_info_value(c, "cadence_progress_context", v, (int)sizeof v))
+        return MPI_SUCCESS;
+    int k = cdn_progress_context_pick(v);
+    if (k < 0)
+        return cdn_err(MPI_ERR_INFO_VALUE, "%s: cadence_progress_context=%s names no progress "
+                       "context: give \"auto\" or 0 to %d (CADENCE_PROGRESS_CONTEXTS=%d)", caller,
+                       v, cdn_engine.nctx - 1, cdn_engine.nctx);
+    c->pctx = k;
+    return MPI_SUCCESS;
 }

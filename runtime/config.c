@@ -17,6 +17,13 @@ const struct cdn_param cdn_params[] = {
      "Run a background progress thread per process (strong progress: started operations "
      "complete while the application computes). 0 turns it off; progress is then made inside "
      "MPI calls only."},
+    {"CADENCE_PROGRESS_CONTEXTS", "integer", "1", "library",
+     "Progress contexts per process (1-64): independent lanes of the engine, each with its own "
+     "instance of every transport (shared-memory rings, TCP connections), its own poll lock "
+     "and deferred work. MPI_COMM_WORLD and the communicators made from it use context 0; a "
+     "communicator whose creating call passes the info key cadence_progress_context (\"auto\", "
+     "or a context's number) uses that one, so threads with communicators of their own do "
+     "not share rings or locks. Every process of a job must use the same value."},
     {"CADENCE_PROGRESS_SPIN", "integer", "2000", "library",
      "Empty polls a waiting thread (application or progress thread) makes before it sleeps "
      "on the transports' doorbells."},

@@ -8,9 +8,11 @@
  */
 #include "transport/transport.h"
 
+#include <stdio.h>
+
 /* Each transport's constructor (its folder's only entry point). */
-struct cdn_transport *cdn_shm_transport_create(void);
-struct cdn_transport *cdn_tcp_transport_create(void);
+struct cdn_transport *cdn_shm_transport_create(int ctx);
+struct cdn_transport *cdn_tcp_transport_create(int ctx);
 
 static const struct cdn_transport_kind kinds[] = {
     {"shm", "processes on one node", cdn_shm_transport_create},
@@ -21,4 +23,13 @@ const struct cdn_transport_kind *cdn_transport_kinds(int *n)
 {
     *n = (int)(sizeof kinds / sizeof kinds[0]);
     return kinds;
+}
+
+void cdn_transport_modex_key(const struct cdn_transport *tp, const char *base, char *out,
+                             size_t len)
+{
+    if (tp->ctx == 0)
+        snprintf(out, len, "%s", base);
+    else
+        snprintf(out, len, "%s.%d", base, tp->ctx);
 }

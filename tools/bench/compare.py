@@ -78,6 +78,9 @@ Options:
               of one build differ by; table.md and the output list the
               points where it, and where cadence-nothread, is faster than
               the default by more than 10%
+  --contexts N  also run Cadence with CADENCE_PROGRESS_CONTEXTS=N, as
+              "cadence-ctxN" (rate_mt's communicators then get a progress
+              context each)
   --load N    N busy processes spin during the runs (table mode: only during
               latency-load; otherwise during every run, output files get a
               -loadN suffix)
@@ -143,6 +146,15 @@ def with_nothread(mpis):
     if base is None or any(m[0] == NOTHREAD for m in mpis):
         return mpis
     return mpis + [(NOTHREAD, base[1], base[2], {**base[3], "CADENCE_PROGRESS_THREADS": "0"})]
+
+
+def with_contexts(mpis, n):
+    """Cadence with CADENCE_PROGRESS_CONTEXTS=n as well, as "cadence-ctxN"."""
+    base = next((m for m in mpis if m[0] == "cadence"), None)
+    name = f"cadence-ctx{n}"
+    if base is None or any(m[0] == name for m in mpis):
+        return mpis
+    return mpis + [(name, base[1], base[2], {**base[3], "CADENCE_PROGRESS_CONTEXTS": str(n)})]
 
 
 def with_again(mpis):
@@ -956,6 +968,8 @@ def main():
                     help="also run Cadence without its progress thread")
     ap.add_argument("--again", action="store_true",
                     help=f"also run Cadence's default configuration a second time as {AGAIN}")
+    ap.add_argument("--contexts", type=int, default=0,
+                    help="also run Cadence with CADENCE_PROGRESS_CONTEXTS=N (cadence-ctxN)")
     ap.add_argument("--load", type=int, default=0, help="busy processes during the runs")
     ap.add_argument("--gate-rtt", type=float, default=-1,
                     help="run a bench's round again when the cache-line round trip exceeds this "
@@ -985,6 +999,8 @@ def main():
     mpis = chosen(available(), args.mpis, table or args.nothread)
     if args.again:
         mpis = with_again(mpis)
+    if args.contexts > 1:
+        mpis = with_contexts(mpis, args.contexts)
     reps = args.reps or (1 if args.quick else 3)
     if table:
         names = TABLE + (["latency-load"] if args.load else [])

@@ -29,7 +29,10 @@
  *               communicator of their own; the size column is the thread
  *               count; total messages per second of all threads from the
  *               first one's start to the last one's end; 1,000 + 10 windows per
- *               thread (a tenth of rate's, as latency_mt)
+ *               thread (a tenth of rate's, as latency_mt); each communicator
+ *               asks Cadence for a progress context of its own (info key
+ *               cadence_progress_context=auto, used with
+ *               CADENCE_PROGRESS_CONTEXTS > 1)
  *   overlap     MPI_Isend/MPI_Irecv + compute + MPI_Wait, 64 KiB .. 4 MiB, with
  *               the OSU overlap definition: pure = start + wait alone, compute
  *               for the pure time, overall = start + compute + wait,
@@ -301,10 +304,16 @@ static void rate_mt(void)
     /* a tenth of rate's counts, as latency_mt: more spinning threads than
      * cores can take a scheduler time slice per window */
     counts(8, 1000, 10, 1000, 10, &iters, &skip);
+    /* Cadence maps each to a progress context of its own when there are
+     * several (CADENCE_PROGRESS_CONTEXTS); other MPIs ignore the key */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cadence_progress_context", "auto");
     for (int i = 0; i < nt; i++) {
         arg[i] = (struct mt_arg){.id = i, .iters = iters, .skip = skip};
-        MPI_Comm_dup(MPI_COMM_WORLD, &arg[i].comm);
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &arg[i].comm);
     }
+    MPI_Info_free(&info);
     pthread_barrier_init(&mt_barrier, NULL, nt + 1);
     sync2();
     for (int i = 0; i < nt; i++)

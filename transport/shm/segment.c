@@ -61,7 +61,7 @@ int shm_seg_create(struct shm_state *st)
     uint32_t cells = ring_cells_for(st->nlocal);
     size_t ring_bytes = shm_ring_bytes(cells);
     st->seglen = sizeof(struct shm_seg) + (size_t)st->nlocal * ring_bytes;
-    snprintf(st->segname, sizeof st->segname, "cadence.%d.bell", (int)getpid());
+    snprintf(st->segname, sizeof st->segname, "cadence.%d.%d.bell", (int)getpid(), st->tp.ctx);
     st->segfd = memfd_create("cadence-shm", MFD_CLOEXEC);
     if (st->segfd < 0)
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: cannot create a memfd: %s",
@@ -95,7 +95,9 @@ int shm_seg_create(struct shm_state *st)
     if (st->efd < 0 || st->sock < 0 || bind(st->sock, (struct sockaddr *)&a, alen) != 0)
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: shm transport: doorbell setup failed: %s",
                        strerror(errno));
-    return cdn_modex_put(SHM_MODEX_KEY, st->segname, strlen(st->segname) + 1);
+    char key[64];
+    cdn_transport_modex_key(&st->tp, SHM_MODEX_KEY, key, sizeof key);
+    return cdn_modex_put(key, st->segname, strlen(st->segname) + 1);
 }
 
 /* What a peer published: its pid (CMA) and its socket's name. */
@@ -103,7 +105,9 @@ static int peer_addr(struct shm_state *st, int i)
 {
     struct shm_peer *p = &st->peers[i];
     size_t len = sizeof p->sockname;
-    int rc = cdn_modex_get(p->world, SHM_MODEX_KEY, p->sockname, &len);
+    char key[64];
+    cdn_transport_modex_key(&st->tp, SHM_MODEX_KEY, key, sizeof key);
+    int rc = cdn_modex_get(p->world, key, p->sockname, &len);
     if (rc != MPI_SUCCESS)
         return rc;
     p->sockname[sizeof p->sockname - 1] = '\0';

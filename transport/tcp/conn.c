@@ -124,13 +124,24 @@ int tcp_listen(struct tcp_state *st)
     epoll_add(st, st->timer_fd, EPOLLIN, &st->timer_ep);
     st->addr.ip = sa.sin_addr.s_addr;
     st->addr.port = sa.sin_port;
-    return cdn_modex_put(CDN_MODEX_TCP_ADDR, &st->addr, sizeof st->addr);
+    char key[64];
+    cdn_transport_modex_key(&st->tp, CDN_MODEX_TCP_ADDR, key, sizeof key);
+    return cdn_modex_put(key, &st->addr, sizeof st->addr);
 }
+
+/* The job key, the same for every context's instance: rank 0's first
+ * instance makes it, the others (here and elsewhere) take it. */
+static uint8_t job_key[TCP_KEY_BYTES];
+static bool have_job_key;
 
 int tcp_job_key_publish(struct tcp_state *st)
 {
     if (st->me != 0)
         return MPI_SUCCESS;
+    if (have_job_key) {
+        memcpy(st->key, job_key, sizeof st->key);
+        return MPI_SUCCESS;
+    }
     size_t got = 0;
     while (got < sizeof st->key) {
         ssize_t n = getrandom(st->key + got, sizeof st->key - got, 0);
@@ -138,7 +149,14 @@ int tcp_job_key_publish(struct tcp_state *st)
             return cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: getrandom failed: %s", strerror(errno));
         got += n > 0 ? (size_t)n : 0;
     }
+    memcpy(job_key, st->key, sizeof job_key);
+    have_job_key = true;
     return cdn_modex_put(CDN_MODEX_JOB_KEY, st->key, sizeof st->key);
+}
+
+void tcp_job_key_forget(void)
+{
+    have_job_key = false;
 }
 
 int tcp_job_key_fetch(struct tcp_state *st)
@@ -188,7 +206,9 @@ int tcp_connect(struct tcp_state *st, struct tcp_peer *p)
 {
     struct tcp_addr a;
     size_t len = sizeof a;
-    int rc = cdn_modex_get(p->world, CDN_MODEX_TCP_ADDR, &a, &len);
+    char key[64];
+    cdn_transport_modex_key(&st->tp, CDN_MODEX_TCP_ADDR, key, sizeof key);
+    int rc = cdn_modex_get(p->world, key, &a, &len);
     if (rc != MPI_SUCCESS)
         return rc;
     if (len != sizeof a)

@@ -725,6 +725,8 @@ static int tcp_wireup(struct cdn_transport *tp)
 static void tcp_finalize(struct cdn_transport *tp)
 {
     struct tcp_state *st = state_of(tp);
+    if (tp->ctx == 0)
+        tcp_job_key_forget();
     for (int w = 0; w < st->size; w++) {
         struct tcp_peer *p = &st->peers[w];
         if (p->fd >= 0) {
@@ -781,7 +783,7 @@ static const struct cdn_transport_ops tcp_ops = {
     .finalize = tcp_finalize,
 };
 
-struct cdn_transport *cdn_tcp_transport_create(void)
+struct cdn_transport *cdn_tcp_transport_create(int ctx)
 {
     int size = cdn_job_size();
     if (size <= 1)
@@ -808,6 +810,7 @@ struct cdn_transport *cdn_tcp_transport_create(void)
     }
     st->auth_ms = cdn_progress_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
     st->tp.ops = &tcp_ops;
+    st->tp.ctx = ctx;
     st->tp.am_max = TCP_AM_MAX;
     st->tp.eager_always = st->tp.eager_limit =
         (size_t)cdn_progress_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);

@@ -103,6 +103,9 @@ struct tcp_state {
 int tcp_listen(struct tcp_state *st);
 int tcp_job_key_publish(struct tcp_state *st);
 int tcp_job_key_fetch(struct tcp_state *st);
+/* The job ends here (context 0's instance finalizes): a later job makes a
+ * new key. */
+void tcp_job_key_forget(void);
 /* Start connecting to a peer in PEER_NONE (its lock held). */
 int tcp_connect(struct tcp_state *st, struct tcp_peer *p);
 void tcp_accept_all(struct tcp_state *st);

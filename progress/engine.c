@@ -268,7 +268,9 @@ int cdn_progress_init(void)
         cdn_engine.oversubscribed
             ? 0
             : cdn_progress_param_long("CADENCE_PROGRESS_WAIT_SPIN_US", 1000, 0, 1000000) * 1000;
-    cdn_engine.thread_on = cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, 1) != 0;
+    cdn_engine.nthreads =
+        (int)cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, CDN_PROGRESS_THREADS_MAX);
+    cdn_engine.thread_on = cdn_engine.nthreads > 0;
     cdn_engine.background_min =
         cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 524288, 0, 1L << 40);
     cdn_engine.start_delay_ns =

@@ -98,6 +98,7 @@ struct cdn_engine {
     atomic_int pending_work;      /* queued sends etc. that need polling, not sleeping */
     atomic_int nwork;             /* deferred work items, every context's */
     /* background progress thread */
+    int nthreads;                 /* CADENCE_PROGRESS_THREADS: the thread, and helpers */
     bool thread_on;
     atomic_bool thread_stop;
     pthread_t thread;
@@ -424,7 +425,12 @@ void cdn_progress_defer(struct cdn_work *w);
 /* The same on context ctx's list (cdn_progress_defer: context 0's). */
 void cdn_progress_defer_in(int ctx, struct cdn_work *w);
 
-/* Progress thread (progress/thread.c). */
+/* The most progress threads CADENCE_PROGRESS_THREADS may ask for. */
+#define CDN_PROGRESS_THREADS_MAX 16
+/* Progress thread (progress/thread.c), and with CADENCE_PROGRESS_THREADS=N
+ * above 1 its helpers: helper i (1..N-1) polls the contexts c >= 1 with
+ * c % N == i, the thread every context (it alone sleeps on the doorbells,
+ * the guarantee of strong progress). */
 int cdn_progress_thread_start(void);
 void cdn_progress_thread_stop(void);
 

@@ -31,6 +31,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -355,6 +356,53 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+/* Helper threads (engine.h): poll their contexts while they have traffic,
+ * spin CADENCE_PROGRESS_SPIN empty rounds (none oversubscribed), then
+ * sleep 50 us, doubling to 5 ms, between rounds.  They arm no doorbell:
+ * the progress thread sleeping on every context's keeps progress strong,
+ * the helpers add hands while contexts are busy. */
+static pthread_t helpers[CDN_PROGRESS_THREADS_MAX];
+static int nhelpers;
+
+static void *helper_main(void *arg)
+{
+    int id = (int)(intptr_t)arg, n = cdn_engine.nthreads;
+    int spin = cdn_engine.oversubscribed ? 0 : cdn_engine.spin_polls, idle = 0;
+    long pause_ns = 0;
+    while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
+        int got = 0;
+        for (int c = id; c < cdn_engine.nctx; c += n)
+            got += cdn_progress_poll_ctx(c);
+        if (got > 0) {
+            idle = 0;
+            pause_ns = 0;
+        } else if (++idle <= spin) {
+            CDN_CPU_RELAX();
+        } else {
+            pause_ns = pause_ns == 0 ? 50000 : pause_ns < 2500000 ? 2 * pause_ns : 5000000;
+            struct timespec ts = {0, pause_ns};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* Start the helpers that have a context to serve. */
+static int helpers_start(void)
+{
+    nhelpers = 0;
+    for (int i = 1; i < cdn_engine.nthreads && i < cdn_engine.nctx; i++) {
+        int rc = pthread_create(&helpers[nhelpers], NULL, helper_main, (void *)(intptr_t)i);
+        if (rc != 0)
+            return cdn_err(MPI_ERR_OTHER, "MPI_Init: cannot start progress helper thread %d "
+                           "(error %d)", i, rc);
+        char name[16];
+        snprintf(name, sizeof name, "cdn-progress-%d", i % 100);
+        pthread_setname_np(helpers[nhelpers++], name);
+    }
+    return MPI_SUCCESS;
+}
+
 int cdn_progress_thread_start(void)
 {
     atomic_store(&cdn_engine.thread_stop, false);
@@ -370,7 +418,11 @@ int cdn_progress_thread_start(void)
         cdn_engine.thread_on = false;
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: cannot start the progress thread (error %d)", rc);
     }
-    return MPI_SUCCESS;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = helpers_start();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 void cdn_progress_thread_stop(void)
@@ -382,6 +434,9 @@ void cdn_progress_thread_stop(void)
     atomic_store_explicit(&cdn_engine.thread_stop, true, memory_order_release);
     cdn_progress_kick();
     pthread_join(cdn_engine.thread, NULL);
+    for (int i = 0; i < nhelpers; i++)
+        pthread_join(helpers[i], NULL);
+    nhelpers = 0;
     cdn_progress_linger_end(CDN_LINGER_OTHER);
     cdn_engine.thread_on = false;
 }

@@ -13,10 +13,12 @@ const struct cdn_param cdn_params[] = {
      "A process started by another MPI's launcher (MPICH's mpiexec, srun --mpi=pmi2, Open MPI "
      "without PMIx: PMI_SIZE or OMPI_COMM_WORLD_SIZE above 1, no PMIx server) fails in MPI_Init "
      "naming the launcher to use; 1 lets it run as a one-process job instead."},
-    {"CADENCE_PROGRESS_THREADS", "boolean", "1", "library",
+    {"CADENCE_PROGRESS_THREADS", "integer", "1", "library",
      "Run a background progress thread per process (strong progress: started operations "
      "complete while the application computes). 0 turns it off; progress is then made inside "
-     "MPI calls only."},
+     "MPI calls only. N above 1 (at most 16) adds N-1 helper threads, helper i polling the "
+     "progress contexts c >= 1 with c % N == i (CADENCE_PROGRESS_CONTEXTS): busy contexts "
+     "are progressed in parallel; an idle helper sleeps, backing off to 5 ms."},
     {"CADENCE_PROGRESS_CONTEXTS", "integer", "1", "library",
      "Progress contexts per process (1-64): independent lanes of the engine, each with its own "
      "instance of every transport (shared-memory rings, TCP connections), its own poll lock "

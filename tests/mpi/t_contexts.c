@@ -13,8 +13,11 @@
  *     8 B to 1 MiB (eager and rendezvous), an MPI_Iallreduce and a probe
  *     on its own communicator at the same time as the others, data
  *     checked; the run's report (CADENCE_TRANSPORT_REPORT, checked by the
- *     meson test) shows messages through every context's transports.
+ *     meson test) shows messages through every context's transports;
+ *   - with T_CONTEXTS_HELPERS=n (run with CADENCE_PROGRESS_THREADS=n+1),
+ *     n helper progress threads run (cdn-progress-1.., in /proc).
  */
+#include <dirent.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -106,6 +109,26 @@ static void *traffic(void *arg)
     return NULL;
 }
 
+/* Threads of this process whose name starts with prefix. */
+static int threads_named(const char *prefix)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+        char path[300], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        if (fgets(name, sizeof name, f) != NULL && strncmp(name, prefix, strlen(prefix)) == 0)
+            n++;
+        fclose(f);
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -117,6 +140,10 @@ int main(int argc, char **argv)
     CHECK(cdn_engine.nctx == 3, "three progress contexts (CADENCE_PROGRESS_CONTEXTS=3): %d",
           cdn_engine.nctx);
     CHECK(pctx_of(MPI_COMM_WORLD) == 0, "MPI_COMM_WORLD on context 0");
+    const char *helpers = getenv("T_CONTEXTS_HELPERS");
+    if (helpers != NULL)
+        CHECK(threads_named("cdn-progress-") == atoi(helpers), "%s helper progress threads "
+              "(%d found)", helpers, threads_named("cdn-progress-"));
     MPI_Comm plain;
     MPI_Comm_dup(MPI_COMM_WORLD, &plain);
     CHECK(pctx_of(plain) == 0, "a duplicate of MPI_COMM_WORLD on context 0");

@@ -149,12 +149,15 @@ struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq
  * copies faulted their pages in again, 4 faults per message at about a
  * microsecond each on this guest (a 16 KiB bibw took 270,000 page faults
  * for 80,000 unexpected messages); and a small message paid a malloc and
- * a free.  Kept: up to 4,096 small blocks (320 bytes each) and 64 large
- * ones (16.3 KiB).  Larger payloads (TCP's eager limit is above
- * POOL_PAYLOAD) are allocated with their message. */
+ * a free.  Kept: up to 4,096 small blocks (320 bytes each), 64 of 16.3
+ * KiB and 16 of 64.3 KiB (POOL_LARGE: TCP's largest eager payload,
+ * TCP_EAGER_MAX, and the self path's, CDN_SELF_EAGER_LIMIT).  Only a
+ * payload larger than any eager limit would be allocated with its
+ * message. */
 #define POOL_PAYLOAD 16384
+#define POOL_LARGE 65536
 #define POOL_HEAD ((sizeof(struct cdn_msg) + 63) & ~(size_t)63)
-enum { KEEP_SMALL = 4096, KEEP_COPY = 64 };
+enum { KEEP_SMALL = 4096, KEEP_COPY = 64, KEEP_LARGE = 16 };
 
 struct cdn_msg_pool {
     struct cdn_keep kept;
@@ -162,9 +165,10 @@ struct cdn_msg_pool {
     bool data_in_block;           /* the payload follows the message in the block */
 };
 
-static void *small_kept[KEEP_SMALL], *copy_kept[KEEP_COPY];
+static void *small_kept[KEEP_SMALL], *copy_kept[KEEP_COPY], *large_kept[KEEP_LARGE];
 static struct cdn_msg_pool small_pool = {CDN_KEEP_INIT(small_kept), POOL_HEAD, false};
 static struct cdn_msg_pool copy_pool = {CDN_KEEP_INIT(copy_kept), POOL_HEAD + POOL_PAYLOAD, true};
+static struct cdn_msg_pool large_pool = {CDN_KEEP_INIT(large_kept), POOL_HEAD + POOL_LARGE, true};
 /* Copies made, and blocks allocated for them (CADENCE_TRANSPORT_REPORT). */
 static atomic_ulong copies_made, copies_allocated;
 
@@ -193,6 +197,7 @@ static struct cdn_msg *msg_copy(const struct cdn_msg *tmpl, const void *payload)
     size_t n = payload != NULL ? (size_t)tmpl->h.bytes : 0;
     struct cdn_msg_pool *pl = n <= sizeof tmpl->inline_data ? &small_pool
                               : n <= POOL_PAYLOAD            ? &copy_pool
+                              : n <= POOL_LARGE              ? &large_pool
                                                              : NULL;
     atomic_fetch_add_explicit(&copies_made, 1, memory_order_relaxed);
     struct cdn_msg *msg = pl != NULL ? pool_get(pl) : malloc(sizeof *msg);
@@ -369,6 +374,7 @@ int cdn_match_finalize(void)
     pthread_mutex_unlock(&ctx_lock);
     cdn_keep_drain(&small_pool.kept);
     cdn_keep_drain(&copy_pool.kept);
+    cdn_keep_drain(&large_pool.kept);
     atomic_store(&copies_made, 0);
     atomic_store(&copies_allocated, 0);
     return left;

@@ -1,10 +1,12 @@
 /*
- * Bindings of the collectives: argument checks, then one schedule built by
- * a coll/ builder, then the form's ending: start and wait (blocking), start
- * (MPI_I...), or keep it for MPI_Start (MPI_..._init; the algorithm is
- * chosen and the schedule built here, once).  Each collective has one body
- * taking MPI_Count scalars and untyped arrays (`large` says whether they
- * are int or MPI_Count/MPI_Aint); COLL_FORMS makes its six entry points.
+ * Bindings of the collectives: argument checks, handles converted to
+ * objects and arrays normalised, then the call handed to coll/
+ * (cdn_coll_*_call, coll/call.c), whose policy it is how the call runs --
+ * direct path, kept schedule, algorithm, intra- or intercommunicator form
+ * -- and ends: start and wait (blocking), start (MPI_I...), or keep it for
+ * MPI_Start (MPI_..._init).  Each collective has one body taking MPI_Count
+ * scalars and untyped arrays (`large` says whether they are int or
+ * MPI_Count/MPI_Aint); COLL_FORMS makes its six entry points.
  *
  * Intercommunicators (coll/inter.c): barrier, bcast, gather(v), scatter(v),
  * reduce, allgather(v), alltoall(v,w), allreduce and reduce_scatter(_block)
@@ -24,17 +26,17 @@
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "coll/coll.h"
-#include "progress/engine.h"
-#include "progress/request.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/handle.h"
 #include "runtime/info.h"
 #include "runtime/op.h"
 #include "runtime/topo.h"
-#include "sched/sched.h"
 
-enum form { F_BLOCK, F_NB, F_PERS };
+enum form { F_BLOCK = CDN_COLL_BLOCKING, F_NB = CDN_COLL_NONBLOCKING, F_PERS = CDN_COLL_PERSISTENT };
+
+/* The call as coll/ takes it. */
+#define CALL(fn, c, form, request) (&(struct cdn_coll_call){fn, c, form, request})
 
 static int begin(const char *fn, MPI_Comm comm, int form, MPI_Request *request,
                  struct cdn_comm **c)
@@ -106,101 +108,6 @@ static int check_aliased(const char *fn, const void *sbuf, const void *rbuf, MPI
 static int check_op(const char *fn, MPI_Op op, struct cdn_datatype *dt, struct cdn_op **out)
 {
     return cdn_op_check(op, dt, false, fn, out);
-}
-
-/* Which collective a kept schedule is (cdn_coll_key.kind). */
-enum keep_kind { KEEP_BARRIER = 1, KEEP_BCAST, KEEP_ALLREDUCE, KEEP_REDUCE, KEEP_ALLTOALL };
-
-/* Fill *k for a blocking or nonblocking intracommunicator call whose
- * count elements of dt (a block, for alltoall) are at most
- * cdn_coll_keep_max() bytes (coll/coll.c, "Kept schedules"), else NULL. */
-static struct cdn_coll_key *keep_key(struct cdn_coll_key *k, int form, struct cdn_comm *c,
-                                     int kind, int alg, const void *sbuf, void *rbuf,
-                                     MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op,
-                                     int root)
-{
-    if (form == F_PERS || c->inter ||
-        (dt != NULL && count * (MPI_Count)cdn_datatype_size(dt) > cdn_coll_keep_max()))
-        return NULL;
-    memset(k, 0, sizeof *k);
-    k->kind = kind;
-    k->alg = alg;
-    k->root = root;
-    k->sbuf = sbuf;
-    k->rbuf = rbuf;
-    k->count = count;
-    k->dt = dt;
-    k->op = op;
-    return k;
-}
-
-/* Start r as the form says: run it to the end (blocking: its result), or
- * start it and hand it to the user (nonblocking).  Takes the caller's
- * reference. */
-static int run_form(struct cdn_request *r, int form, MPI_Request *request)
-{
-    if (form != F_BLOCK) {
-        cdn_sched_start(r);
-        *request = cdn_request_publish(r);
-        return MPI_SUCCESS;
-    }
-    /* A schedule whose messages all come eagerly and whose steps ask for
-     * nobody (cdn_sched_waits_late) runs and polls a moment before its
-     * caller counts as a poller, as a blocking collective without a
-     * schedule does (cdn_coll_exchange): entering and leaving touch the
-     * doorbell line the peers read at every send, two cache-line
-     * transfers that cost a 4-16 KiB broadcast or alltoall 10-20% of its
-     * time on a host whose transfers take 100-200 ns (docs/progress.md,
-     * "Owed doorbells"); a peer's doorbell meanwhile is owed, and taken by
-     * the polls before it is due.  Any other polls at once. */
-    bool late = cdn_sched_waits_late(r);
-    if (!late)
-        cdn_progress_blocking_begin();  /* the wait below polls at once */
-    cdn_sched_run(r);
-    if (late)
-        cdn_request_wait_late(r);
-    else
-        cdn_request_wait(r);
-    int err = r->status.MPI_ERROR;
-    cdn_request_release(r);
-    return err;
-}
-
-/* Did a schedule kept for a call like this one run it (*rc: its result)?
- * Otherwise the caller builds one. */
-static bool ran_kept(struct cdn_comm *c, const struct cdn_coll_key *key, int form,
-                     MPI_Request *request, int *rc)
-{
-    struct cdn_request *r = key != NULL ? cdn_coll_kept_take(c, key) : NULL;
-    if (r == NULL)
-        return false;
-    *rc = run_form(r, form, request);
-    return true;
-}
-
-/* Commit the schedule and end the call as its form says (key: a call whose
- * schedule the communicator keeps for the next one like it). */
-static int launch_keeping(struct cdn_sched *s, const char *fn, int form, MPI_Request *request,
-                          struct cdn_comm *c, const struct cdn_coll_key *key)
-{
-    if (s == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a schedule", fn);
-    struct cdn_request *r;
-    int rc = cdn_sched_commit(s, fn, &r);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (form == F_PERS) {
-        *request = cdn_request_publish(r);
-        return MPI_SUCCESS;
-    }
-    if (key != NULL)
-        cdn_coll_kept_put(c, key, r);
-    return run_form(r, form, request);
-}
-
-static int launch(struct cdn_sched *s, const char *fn, int form, MPI_Request *request)
-{
-    return launch_keeping(s, fn, form, request, NULL, NULL);
 }
 
 /* ---- arrays: int or large, normalised to MPI_Count / MPI_Aint ---- */
@@ -339,17 +246,7 @@ static int do_barrier(const char *fn, MPI_Comm comm, int form, MPI_Request *requ
     int rc = begin(fn, comm, form, request, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (form == F_BLOCK && !c->inter)
-        return cdn_coll_barrier_direct(fn, c);
-    struct cdn_coll_key kk, *key = keep_key(&kk, form, c, KEEP_BARRIER, 0, NULL, NULL, 0, NULL, NULL, 0);
-    if (ran_kept(c, key, form, request, &rc))
-        return rc;
-    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS);
-    if (s != NULL && c->inter)
-        cdn_coll_inter_barrier(s, c);
-    else if (s != NULL)
-        cdn_coll_barrier(s, c);
-    return launch_keeping(s, fn, form, request, c, key);
+    return cdn_coll_barrier_call(CALL(fn, c, form, request));
 }
 
 int cdn_MPI_Barrier(MPI_Comm comm)
@@ -388,18 +285,7 @@ static int do_bcast(const char *fn, void *buffer, MPI_Count count, MPI_Datatype 
         rc = check_buf(fn, "buffer", buffer, count, datatype, &dt);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (form == F_BLOCK && cdn_coll_bcast_direct_fits(c, count, dt))
-        return cdn_coll_bcast_direct(fn, c, buffer, count, dt, root);
-    struct cdn_coll_key kk, *key = keep_key(&kk, form, c, KEEP_BCAST, cdn_coll_forced(c, CDN_COLL_BCAST),
-                                            NULL, buffer, count, dt, NULL, root);
-    if (ran_kept(c, key, form, request, &rc))
-        return rc;
-    struct cdn_sched *s = cdn_coll_sched(c, form == F_PERS);
-    if (s != NULL && c->inter)
-        cdn_coll_inter_bcast(s, c, buffer, count, dt, root);
-    else if (s != NULL)
-        cdn_coll_bcast(s, c, buffer, count, dt, root);
-    return launch_keeping(s, fn, form, request, c, key);
+    return cdn_coll_bcast_call(CALL(fn, c, form, request), buffer, count, dt, root);
 }
 #define BCAST_P(C, CA, D) void *buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm
 COLL_FORMS(Bcast, bcast, BCAST_P, buffer, count, datatype, root, comm)
@@ -450,24 +336,11 @@ static int do_rooted(const char *fn, bool gather, const void *onebuf, MPI_Count 
         if (rc == MPI_SUCCESS && !in_place && !c->inter)
             rc = check_aliased(fn, onebuf, manybuf, a.counts[0][root]);
     }
-    struct cdn_sched *s = NULL;
-    if (rc == MPI_SUCCESS) {
-        s = cdn_coll_sched(c, form == F_PERS);
-        if (s != NULL && c->inter && gather)
-            cdn_coll_inter_gatherv(s, c, onebuf, onecount, onedt, (void *)manybuf, a.counts[0],
-                                   a.displs[0], manydt, root);
-        else if (s != NULL && c->inter)
-            cdn_coll_inter_scatterv(s, c, manybuf, a.counts[0], a.displs[0], manydt,
-                                    (void *)onebuf, onecount, onedt, root);
-        else if (s != NULL && gather)
-            cdn_coll_gatherv(s, c, onebuf, onecount, onedt, (void *)manybuf, a.counts[0],
-                             a.displs[0], manydt, root);
-        else if (s != NULL)
-            cdn_coll_scatterv(s, c, manybuf, a.counts[0], a.displs[0], manydt, (void *)onebuf,
-                              onecount, onedt, root);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = cdn_coll_rooted_call(CALL(fn, c, form, request), gather, onebuf, onecount, onedt,
+                                  (void *)manybuf, a.counts[0], a.displs[0], manydt, root);
     arrays_free(&a);
-    return rc != MPI_SUCCESS ? rc : launch(s, fn, form, request);
+    return rc;
 }
 
 static int do_gather(const char *fn, const void *sendbuf, MPI_Count sendcount,
@@ -553,18 +426,11 @@ static int do_allgather_any(const char *fn, const void *sendbuf, MPI_Count sendc
     }
     if (rc == MPI_SUCCESS)
         rc = check_aliased(fn, sendbuf, recvbuf, c->inter ? sendcount : a.counts[0][c->rank]);
-    struct cdn_sched *s = NULL;
-    if (rc == MPI_SUCCESS) {
-        s = cdn_coll_sched(c, form == F_PERS);
-        if (s != NULL && c->inter)
-            cdn_coll_inter_allgatherv(s, c, sendbuf, sendcount, sdt, recvbuf, a.counts[0],
-                                      a.displs[0], rdt);
-        else if (s != NULL)
-            cdn_coll_allgatherv(s, c, sendbuf, sendcount, sdt, recvbuf, a.counts[0], a.displs[0],
-                                rdt, recvcounts == NULL);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = cdn_coll_allgatherv_call(CALL(fn, c, form, request), sendbuf, sendcount, sdt,
+                                      recvbuf, a.counts[0], a.displs[0], rdt, recvcounts == NULL);
     arrays_free(&a);
-    return rc != MPI_SUCCESS ? rc : launch(s, fn, form, request);
+    return rc;
 }
 
 static int do_allgather(const char *fn, const void *sendbuf, MPI_Count sendcount,
@@ -627,18 +493,8 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
             rc = check_aliased(fn, sendbuf, recvbuf, rcount);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (form == F_BLOCK && cdn_coll_alltoall_direct_fits(c, sendbuf, rcount, rdt))
-            return cdn_coll_alltoall_direct(fn, c, sendbuf, scount, sdt, recvbuf, rcount, rdt);
-        /* the key's count and dt: the send block; rcount and rdt: the receive block */
-        key = keep_key(&kk, form, c, KEEP_ALLTOALL, cdn_coll_forced(c, CDN_COLL_ALLTOALL),
-                       sendbuf, recvbuf, rcount, rdt, NULL, 0);
-        if (key != NULL) {
-            key->rcount = rcount;
-            key->rdt = rdt;
-            key->count = in_place ? 0 : scount;
-            key->dt = sdt;
-        }
-        if (ran_kept(c, key, form, request, &rc))
+        if (cdn_coll_alltoall_quick(CALL(fn, c, form, request), sendbuf, scount, sdt, recvbuf,
+                                    rcount, rdt, &kk, &key, &rc))
             return rc;
     }
     /* receive side */
@@ -672,18 +528,12 @@ static int do_alltoall_any(const char *fn, int kind, const void *sendbuf, const 
             rc = check_aliased(fn, sendbuf, recvbuf,
                                c->inter ? (p > 0 ? a.counts[1][0] : 0) : a.counts[1][c->rank]);
     }
-    struct cdn_sched *s = NULL;
-    if (rc == MPI_SUCCESS) {
-        s = cdn_coll_sched(c, form == F_PERS);
-        if (s != NULL && c->inter)
-            cdn_coll_inter_alltoallw(s, c, sendbuf, a.counts[0], a.displs[0], a.types[0],
-                                     recvbuf, a.counts[1], a.displs[1], a.types[1]);
-        else if (s != NULL)
-            cdn_coll_alltoallw(s, c, sendbuf, a.counts[0], a.displs[0], a.types[0], recvbuf,
-                               a.counts[1], a.displs[1], a.types[1], kind == 0);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = cdn_coll_alltoallw_call(CALL(fn, c, form, request), sendbuf, a.counts[0],
+                                     a.displs[0], a.types[0], recvbuf, a.counts[1], a.displs[1],
+                                     a.types[1], kind == 0, key);
     arrays_free(&a);
-    return rc != MPI_SUCCESS ? rc : launch_keeping(s, fn, form, request, c, key);
+    return rc;
 }
 
 static int do_alltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
@@ -732,7 +582,7 @@ COLL_FORMS(Alltoallw, alltoallw, ALLTOALLW_P, sendbuf, sendcounts, sdispls, send
 
 /* ---- reductions ---- */
 
-enum red { R_REDUCE, R_ALLREDUCE, R_SCAN, R_EXSCAN, R_RSB, R_RS, R_INTER };
+enum red { R_REDUCE, R_ALLREDUCE, R_SCAN, R_EXSCAN, R_RSB, R_RS };
 
 static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void *recvbuf,
                         MPI_Count count, const void *recvcounts, MPI_Datatype datatype,
@@ -778,54 +628,16 @@ static int do_reduction(const char *fn, enum red kind, const void *sendbuf, void
         rc = check_op(fn, op, dt, &o);
     if (rc == MPI_SUCCESS && significant && contributes)
         rc = check_aliased(fn, sendbuf, recvbuf, count);
-    if (rc == MPI_SUCCESS && kind == R_ALLREDUCE && form == F_BLOCK && dt != NULL &&
-        cdn_coll_allreduce_direct_fits(c, count, dt)) {
-        arrays_free(&a);
-        return cdn_coll_allreduce_direct(fn, c, sendbuf, recvbuf, count, dt, o);
-    }
-    struct cdn_coll_key kk, *key = NULL;
-    if (rc == MPI_SUCCESS && (kind == R_ALLREDUCE || kind == R_REDUCE)) {
-        bool all = kind == R_ALLREDUCE;
-        key = keep_key(&kk, form, c, all ? KEEP_ALLREDUCE : KEEP_REDUCE,
-                       cdn_coll_forced(c, all ? CDN_COLL_ALLREDUCE : CDN_COLL_REDUCE), sendbuf,
-                       recvbuf, count, dt, o, root);
-        if (ran_kept(c, key, form, request, &rc)) {
-            arrays_free(&a);
-            return rc;
-        }
-    }
-    struct cdn_sched *s = NULL;
     if (rc == MPI_SUCCESS) {
-        s = cdn_coll_sched(c, form == F_PERS);
-        if (s != NULL) {
-            switch (c->inter ? R_INTER : kind) {
-            case R_INTER:  /* scan and exscan were refused */
-                if (kind == R_REDUCE)
-                    cdn_coll_inter_reduce(s, c, sendbuf, recvbuf, count, dt, o, root);
-                else if (kind == R_ALLREDUCE)
-                    cdn_coll_inter_allreduce(s, c, sendbuf, recvbuf, count, dt, o);
-                else
-                    cdn_coll_inter_reduce_scatter(s, c, sendbuf, recvbuf, a.counts[0], dt, o);
-                break;
-            case R_REDUCE:
-                cdn_coll_reduce(s, c, sendbuf, recvbuf, count, dt, o, root);
-                break;
-            case R_ALLREDUCE:
-                cdn_coll_allreduce(s, c, sendbuf, recvbuf, count, dt, o);
-                break;
-            case R_SCAN:
-            case R_EXSCAN:
-                cdn_coll_scan(s, c, sendbuf, recvbuf, count, dt, o, kind == R_EXSCAN);
-                break;
-            case R_RS:
-            case R_RSB:
-                cdn_coll_reduce_scatter(s, c, sendbuf, recvbuf, a.counts[0], dt, o);
-                break;
-            }
-        }
+        static const enum cdn_coll_red red[] = {
+            [R_REDUCE] = CDN_RED_REDUCE, [R_ALLREDUCE] = CDN_RED_ALLREDUCE,
+            [R_SCAN] = CDN_RED_SCAN,     [R_EXSCAN] = CDN_RED_EXSCAN,
+            [R_RSB] = CDN_RED_SCATTER,   [R_RS] = CDN_RED_SCATTER};
+        rc = cdn_coll_reduction_call(CALL(fn, c, form, request), red[kind], sendbuf, recvbuf,
+                                     count, a.counts[0], dt, o, root);
     }
     arrays_free(&a);
-    return rc != MPI_SUCCESS ? rc : launch_keeping(s, fn, form, request, c, key);
+    return rc;
 }
 
 static int do_reduce(const char *fn, const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -928,16 +740,12 @@ static int do_neighbor(const char *fn, int kind, const void *sendbuf, const void
     if (rc == MPI_SUCCESS && kind != 4)
         for (int i = 0; i < outdeg; i++)
             a.displs[0][i] *= cdn_datatype_extent(a.types[0][0]);
-    struct cdn_sched *s = NULL;
-    if (rc == MPI_SUCCESS) {
-        s = cdn_coll_sched(c, form == F_PERS);
-        if (s != NULL)
-            cdn_coll_neighbor_alltoallw(s, c->topo->kind == MPI_CART, indeg, srcs, outdeg, dsts,
-                                        sendbuf, a.counts[0], a.displs[0], a.types[0], recvbuf,
-                                        a.counts[1], a.displs[1], a.types[1]);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = cdn_coll_neighbor_call(CALL(fn, c, form, request), indeg, srcs, outdeg, dsts,
+                                    sendbuf, a.counts[0], a.displs[0], a.types[0], recvbuf,
+                                    a.counts[1], a.displs[1], a.types[1]);
     arrays_free(&a);
-    return rc != MPI_SUCCESS ? rc : launch(s, fn, form, request);
+    return rc;
 }
 
 static int do_neighbor_allgather(const char *fn, const void *sendbuf, MPI_Count sendcount,

@@ -2,7 +2,7 @@
  * Bindings that create communicators: dup (and its info and nonblocking
  * forms), split, split_type, create, create_group, create_from_group, and
  * the intercommunicator constructors.  The collective work is in
- * runtime/comm_create.c.
+ * coll/comm_create.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "cdn_api_impl.h"
 #include "progress/p2p.h"
 #include "runtime/comm.h"
-#include "runtime/comm_create.h"
+#include "coll/comm_create.h"
 #include "runtime/errhandler.h"
 #include "runtime/group.h"
 #include "runtime/hwtopo.h"
@@ -42,7 +42,7 @@ static int give(struct cdn_comm *c, MPI_Comm *newcomm, const char *caller)
 
 /* Every form of dup; the nonblocking
  * forms return the duplicate's handle at once, usable only once the request
- * completes (runtime/comm_idup.c). */
+ * completes (coll/idup.c). */
 static int dup_common(MPI_Comm comm, MPI_Info info, bool use_info, MPI_Comm *newcomm,
                       bool nonblocking, MPI_Request *request, const char *caller)
 {

@@ -15,6 +15,14 @@
 
 struct cdn_comm;
 
+/* Bring up the process as an MPI job (a one-process job without a launcher)
+ * for the world model (world: MPI_Init) or a session; the first user brings
+ * it up (api/start.c). */
+int cdn_rt_init(int required, int *provided, bool world, const char *caller);
+/* The world model or a session is done; the last user takes it down (for
+ * good: MPI cannot be started again). */
+int cdn_rt_finalize(bool world);
+
 /* The communicator behind a handle; on an invalid one, NULL with *rc set to
  * an MPI_ERR_COMM code whose message names the caller and the handle. */
 struct cdn_comm *cdn_api_comm(MPI_Comm comm, const char *caller, int *rc);

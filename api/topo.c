@@ -10,7 +10,7 @@
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "runtime/comm.h"
-#include "runtime/comm_create.h"
+#include "coll/comm_create.h"
 #include "runtime/group.h"
 #include "runtime/info.h"
 #include "runtime/topo.h"
@@ -508,7 +508,7 @@ int cdn_MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], con
     struct cdn_xchg x;
     cdn_xchg_all(&x, c, CDN_TAG_SPLIT);
     int unweighted = weights == MPI_UNWEIGHTED;
-    rc = cdn_xchg_allreduce(&x, &unweighted, sizeof unweighted, cdn_xchg_imax);
+    rc = cdn_xchg_allreduce(&x, &unweighted, 1, MPI_INT, MPI_MAX);
     int *all = NULL, total = 0;
     if (rc == MPI_SUCCESS)
         rc = cdn_xchg_allgatherv(&x, mine, (int)sizeof(int) * 3 * nedges, (void **)&all, &total, NULL);

@@ -46,7 +46,6 @@
 
 #include "progress/engine.h"
 #include "progress/p2p.h"
-#include "progress/params.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
 #include "runtime/config.h"
@@ -196,7 +195,7 @@ MPI_Count cdn_coll_keep_max(void)
     static _Atomic MPI_Count max = -1;  /* read once: a bad value is reported once */
     MPI_Count m = atomic_load_explicit(&max, memory_order_relaxed);
     if (m < 0) {
-        m = cdn_progress_param_long("CADENCE_COLL_KEEP_BYTES", 1L << 20, 0, LONG_MAX);
+        m = cdn_param_long("CADENCE_COLL_KEEP_BYTES", 1L << 20, 0, LONG_MAX);
         atomic_store_explicit(&max, m, memory_order_relaxed);
     }
     return m;

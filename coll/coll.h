@@ -1,12 +1,16 @@
 /*
- * Collective algorithms as schedule builders, and their selection.
+ * Collective algorithms as schedule builders, their selection, and the
+ * policy of a call.
  *
- * A builder adds the nodes of one collective call to a schedule (sched/);
- * the api/ bindings check arguments, make the schedule with
- * cdn_coll_sched(), call one builder, and then start and wait (blocking),
- * start (MPI_I...) or keep it for MPI_Start (persistent: algorithm chosen
- * and schedule built once, at init).  Builders read their arguments at
- * build time only, so count/displacement arrays may be temporaries.
+ * A builder adds the nodes of one collective call to a schedule (sched/).
+ * The api/ bindings check arguments, convert handles and normalise arrays,
+ * then hand the call to coll/ (cdn_coll_*_call, coll/call.c), which takes
+ * the direct path of a small blocking call, runs a kept schedule again, or
+ * makes the schedule with cdn_coll_sched(), calls the builder (intra- or
+ * intercommunicator form), and then starts and waits (blocking), starts
+ * (MPI_I...) or keeps it for MPI_Start (persistent: algorithm chosen and
+ * schedule built once, at init).  Builders read their arguments at build
+ * time only, so count/displacement arrays may be temporaries.
  *
  * Arrays are normalised by the bindings: counts as MPI_Count, displacements
  * as MPI_Aint in elements of the receive/send type, except the w-forms,
@@ -134,6 +138,15 @@ void cdn_coll_alltoallw(struct cdn_sched *s, struct cdn_comm *c, const void *sbu
                         const MPI_Aint *rdispls, struct cdn_datatype *const *rdts, bool uniform);
 void cdn_coll_reduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
                      MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op, int root);
+/* The allreduce (recursive doubling) in place in buf among n participants
+ * of the schedule's communicator: participant i is its rank ranks[i]
+ * (ranks NULL: rank i), this process participant me; its messages use the
+ * schedule's sub-tags sub .. sub + 31.  What creating objects agrees
+ * through (coll/xchg.c, coll/idup.c): MPI_Allreduce's own algorithm, not
+ * one of their own. */
+void cdn_coll_allreduce_among(struct cdn_sched *s, int n, int me, const int *ranks, int sub,
+                              void *buf, MPI_Count count, struct cdn_datatype *dt,
+                              struct cdn_op *op);
 void cdn_coll_allreduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
                         MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op);
 void cdn_coll_reduce_scatter(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
@@ -186,5 +199,59 @@ void cdn_coll_inter_allreduce(struct cdn_sched *s, struct cdn_comm *c, const voi
 void cdn_coll_inter_reduce_scatter(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf,
                                    void *rbuf, const MPI_Count *rcounts,
                                    struct cdn_datatype *dt, struct cdn_op *op);
+
+/* ---- a collective call (coll/call.c) ---- */
+
+/* How a call ends. */
+enum cdn_coll_form { CDN_COLL_BLOCKING, CDN_COLL_NONBLOCKING, CDN_COLL_PERSISTENT };
+/* A call whose arguments api/ has checked: its name (for errors), the
+ * communicator, the form, and the user's request (nonblocking and
+ * persistent forms). */
+struct cdn_coll_call {
+    const char *fn;
+    struct cdn_comm *c;
+    int form;               /* enum cdn_coll_form */
+    MPI_Request *request;
+};
+int cdn_coll_barrier_call(const struct cdn_coll_call *call);
+int cdn_coll_bcast_call(const struct cdn_coll_call *call, void *buf, MPI_Count count,
+                        struct cdn_datatype *dt, int root);
+/* gather(v) (gather: many = receive, at the root) and scatter(v). */
+int cdn_coll_rooted_call(const struct cdn_coll_call *call, bool gather, const void *onebuf,
+                         MPI_Count onecount, struct cdn_datatype *onedt, void *manybuf,
+                         const MPI_Count *counts, const MPI_Aint *displs,
+                         struct cdn_datatype *manydt, int root);
+int cdn_coll_allgatherv_call(const struct cdn_coll_call *call, const void *sbuf, MPI_Count scount,
+                             struct cdn_datatype *sdt, void *rbuf, const MPI_Count *rcounts,
+                             const MPI_Aint *displs, struct cdn_datatype *rdt, bool uniform);
+/* MPI_Alltoall before its per-peer arrays are built: the direct path, or a
+ * kept schedule run again -- true when the call was made (*rc: its
+ * result); else *key is what to keep the schedule under (NULL: not kept),
+ * for cdn_coll_alltoallw_call (kk: its storage). */
+bool cdn_coll_alltoall_quick(const struct cdn_coll_call *call, const void *sbuf,
+                             MPI_Count scount, struct cdn_datatype *sdt, void *rbuf,
+                             MPI_Count rcount, struct cdn_datatype *rdt, struct cdn_coll_key *kk,
+                             struct cdn_coll_key **key, int *rc);
+/* alltoall(v,w): byte displacements, a type per peer; uniform: plain
+ * alltoall. */
+int cdn_coll_alltoallw_call(const struct cdn_coll_call *call, const void *sbuf,
+                            const MPI_Count *scounts, const MPI_Aint *sdispls,
+                            struct cdn_datatype *const *sdts, void *rbuf,
+                            const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                            struct cdn_datatype *const *rdts, bool uniform,
+                            const struct cdn_coll_key *key);
+enum cdn_coll_red { CDN_RED_REDUCE, CDN_RED_ALLREDUCE, CDN_RED_SCAN, CDN_RED_EXSCAN,
+                    CDN_RED_SCATTER /* reduce_scatter(_block): rcounts */ };
+int cdn_coll_reduction_call(const struct cdn_coll_call *call, enum cdn_coll_red kind,
+                            const void *sbuf, void *rbuf, MPI_Count count,
+                            const MPI_Count *rcounts, struct cdn_datatype *dt, struct cdn_op *op,
+                            int root);
+/* Neighbourhood collectives over the communicator's topology's lists. */
+int cdn_coll_neighbor_call(const struct cdn_coll_call *call, int indegree, const int *sources,
+                           int outdegree, const int *dests, const void *sbuf,
+                           const MPI_Count *scounts, const MPI_Aint *sdispls,
+                           struct cdn_datatype *const *sdts, void *rbuf,
+                           const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                           struct cdn_datatype *const *rdts);
 
 #endif

@@ -7,7 +7,7 @@
  * (split, create with disjoint groups) may share an id: no process belongs
  * to two of them, so their messages never meet.
  */
-#include "runtime/comm_create.h"
+#include "coll/comm_create.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +19,14 @@
 #include "runtime/error.h"
 #include "runtime/group.h"
 #include "runtime/info.h"
+#include "runtime/datatype.h"
+#include "runtime/op.h"
 #include "runtime/session.h"
 #include "runtime/topo.h"
 
 static int reduce_intra(void *arg, uint32_t *buf, int nwords)
 {
-    return cdn_xchg_allreduce(arg, buf, sizeof(uint32_t) * (size_t)nwords, cdn_xchg_band);
+    return cdn_xchg_allreduce(arg, buf, nwords, MPI_UINT32_T, MPI_BAND);
 }
 
 int cdn_comm_agree_ids(struct cdn_xchg *x, int n, uint32_t *ids, const char *caller)
@@ -46,13 +48,13 @@ static int reduce_inter(void *arg, uint32_t *buf, int nwords)
 {
     struct cdn_inter_link *l = arg;
     size_t bytes = sizeof(uint32_t) * (size_t)nwords;
-    int rc = cdn_xchg_allreduce(&l->local, buf, bytes, cdn_xchg_band);
+    int rc = cdn_xchg_allreduce(&l->local, buf, nwords, MPI_UINT32_T, MPI_BAND);
     if (rc != MPI_SUCCESS)
         return rc;
     uint32_t other[nwords];
     rc = cdn_inter_swap_bcast(l, buf, bytes, other, bytes);
     if (rc == MPI_SUCCESS)
-        cdn_xchg_band(buf, other, bytes);
+        cdn_op_reduce(cdn_op_get(MPI_BAND), other, buf, nwords, cdn_datatype_get(MPI_UINT32_T));
     return rc;
 }
 

@@ -4,14 +4,14 @@
  * the constructions every creating call is made of (dup, split, a
  * communicator of a group).
  */
-#ifndef CDN_COMM_CREATE_H
-#define CDN_COMM_CREATE_H
+#ifndef CDN_COLL_COMM_CREATE_H
+#define CDN_COLL_COMM_CREATE_H
 
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "runtime/comm_xchg.h"
+#include "coll/xchg.h"
 
 struct cdn_comm;
 struct cdn_group;
@@ -63,7 +63,7 @@ void cdn_comm_dup_abandon(struct cdn_comm *c, const char *caller);
 int cdn_comm_dup_copy_attrs(struct cdn_comm *parent, struct cdn_comm *c, const char *caller);
 /* MPI_Comm_idup(_with_info): *out is published at once but pending
  * (runtime/comm.h) until *req completes; the agreement runs in the
- * background (runtime/comm_idup.c). */
+ * background (coll/idup.c). */
 int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
                   MPI_Comm *newcomm, struct cdn_request **req, const char *caller);
 /* MPI_Comm_split on an intracommunicator: *out NULL for MPI_UNDEFINED. */

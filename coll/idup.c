@@ -15,6 +15,9 @@
  *   allreduce(AND) of the free-id snapshots -> reserve the lowest agreed
  *   id(s) locally if still free -> allreduce(AND) of "reserved"
  *
+ * each allreduce MPI_Allreduce's own algorithm (coll/reduce.c,
+ * cdn_coll_allreduce_among) with the predefined MPI_BAND.
+ *
  * (the nonblocking protocol of runtime/ctxid.h).  A proxy request is the
  * schedule's parent; its completion hook looks at the outcome and either
  * completes the user's request or builds the next attempt.  Tags come from
@@ -27,13 +30,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
+#include "coll/comm_create.h"
 #include "progress/request.h"
 #include "runtime/attr.h"
 #include "runtime/comm.h"
-#include "runtime/comm_create.h"
 #include "runtime/ctxid.h"
 #include "runtime/datatype.h"
 #include "runtime/error.h"
+#include "runtime/op.h"
 #include "sched/sched.h"
 
 struct idup {
@@ -53,79 +58,43 @@ struct idup {
     uint32_t ok;
 };
 
-/* Operands of one AND step, in the schedule's scratch. */
-struct band_arg {
-    uint32_t *inout;
-    const uint32_t *in;
-    int nwords;
-};
-
-static int band(void *arg)
-{
-    struct band_arg *a = arg;
-    for (int i = 0; i < a->nwords; i++)
-        a->inout[i] &= a->in[i];
-    return MPI_SUCCESS;
-}
-
-static void add_band(struct cdn_sched *s, uint32_t *inout, const uint32_t *in, int nwords)
-{
-    struct band_arg *a = cdn_sched_scratch(s, sizeof *a);
-    if (a == NULL)
-        return;  /* the schedule is marked broken; commit reports it */
-    *a = (struct band_arg){inout, in, nwords};
-    cdn_sched_round(s);
-    cdn_sched_callback(s, band, a);
-    cdn_sched_round(s);
-}
-
-/* buf (nwords) ANDed over every participant: a binomial reduce to local
- * rank 0, the two leaders' swap for an intercommunicator, a binomial
- * broadcast back.  Tags sub (reduce), sub+1 (broadcast), sub+2 (swap). */
-static int add_allreduce(struct cdn_sched *s, struct idup *d, uint32_t *buf, int nwords, int sub)
+/* buf (nwords) ANDed over every participant: MPI_Allreduce's recursive
+ * doubling among the local group (cdn_coll_allreduce_among, sub-tags sub
+ * .. sub + 31).  For an intercommunicator the two leaders then swap their
+ * groups' results (a nested schedule on the intercommunicator, sub-tag
+ * sub + 32) and AND in the other's, and a second allreduce (sub + 33 ..
+ * sub + 64) spreads that: the others' results are contained in their
+ * leader's.  So an attempt needs at most 2 * 65 sub-tags. */
+static int add_allreduce(struct cdn_sched *s, int base, struct idup *d, uint32_t *buf, int nwords,
+                         int sub)
 {
     struct cdn_comm *lc = d->parent->inter ? d->parent->local_comm : d->parent;
-    struct cdn_datatype *byte = cdn_datatype_get(MPI_BYTE);
-    MPI_Count bytes = (MPI_Count)(sizeof(uint32_t) * (size_t)nwords);
-    int me = lc->rank, n = lc->size;
-    uint32_t *tmp = cdn_sched_scratch(s, (size_t)bytes);
-    if (tmp == NULL)
-        return MPI_SUCCESS;  /* the schedule is marked broken; commit reports it */
+    struct cdn_datatype *u32 = cdn_datatype_get(MPI_UINT32_T);
+    struct cdn_op *band = cdn_op_get(MPI_BAND);
     cdn_sched_round(s);
-    for (int mask = 1; mask < n; mask <<= 1) {
-        if (me & mask) {
-            cdn_sched_send(s, buf, bytes, byte, me - mask, sub);
-            break;
-        }
-        if (me + mask < n) {
-            cdn_sched_recv(s, tmp, bytes, byte, me + mask, sub);
-            add_band(s, buf, tmp, nwords);
-        }
-    }
+    cdn_coll_allreduce_among(s, lc->size, lc->rank, NULL, sub, buf, nwords, u32, band);
     cdn_sched_round(s);
-    if (d->parent->inter && me == 0) {
-        struct cdn_sched *x = cdn_sched_new(d->parent, d->tag, true);
+    if (!d->parent->inter)
+        return MPI_SUCCESS;
+    if (lc->rank == 0) {
+        uint32_t *tmp = cdn_sched_scratch(s, sizeof *tmp * (size_t)nwords);
+        if (tmp == NULL)
+            return MPI_SUCCESS;  /* the schedule is marked broken; commit reports it */
+        struct cdn_sched *x = cdn_sched_new(d->parent, base, true);
         struct cdn_request *xr;
         if (x == NULL)
             return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", d->caller);
-        cdn_sched_send(x, buf, bytes, byte, 0, sub + 2);
-        cdn_sched_recv(x, tmp, bytes, byte, 0, sub + 2);
+        cdn_sched_send(x, buf, nwords, u32, 0, sub + 32);
+        cdn_sched_recv(x, tmp, nwords, u32, 0, sub + 32);
         int rc = cdn_sched_commit(x, d->caller, &xr);
         if (rc != MPI_SUCCESS)
             return rc;
         cdn_sched_request(s, xr);
-        add_band(s, buf, tmp, nwords);
+        cdn_sched_round(s);
+        cdn_sched_reduce(s, tmp, buf, nwords, u32, band);
+        cdn_sched_round(s);
     }
-    int mask = 1;
-    for (; mask < n; mask <<= 1)
-        if (me & mask) {
-            cdn_sched_recv(s, buf, bytes, byte, me - mask, sub + 1);
-            cdn_sched_round(s);
-            break;
-        }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (me + mask < n)
-            cdn_sched_send(s, buf, bytes, byte, me + mask, sub + 1);
+    cdn_coll_allreduce_among(s, lc->size, lc->rank, NULL, sub + 33, buf, nwords, u32, band);
     cdn_sched_round(s);
     return MPI_SUCCESS;
 }
@@ -146,15 +115,16 @@ static const struct cdn_request_ops attempt_ops = {.name = "MPI_Comm_idup attemp
 static int start_attempt(struct idup *d)
 {
     struct cdn_comm *lc = d->parent->inter ? d->parent->local_comm : d->parent;
-    int sub = (d->attempt & 1) * 8;  /* consecutive attempts never share a tag */
-    struct cdn_sched *s = cdn_sched_new(lc, d->tag, false);
+    /* consecutive attempts never share a tag: each has its own 256 */
+    int base = d->tag + (d->attempt & 1) * CDN_SCHED_SUBTAGS;
+    struct cdn_sched *s = cdn_sched_new(lc, base, false);
     if (s == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", d->caller);
     cdn_ctxid_nb_snapshot(d->mask);
     d->reserved = false;
-    int rc1 = add_allreduce(s, d, d->mask, CDN_CTXID_WORDS, sub);
+    int rc1 = add_allreduce(s, base, d, d->mask, CDN_CTXID_WORDS, 0);
     cdn_sched_callback(s, try_reserve, d);
-    int rc2 = rc1 == MPI_SUCCESS ? add_allreduce(s, d, &d->ok, 1, sub + 4) : rc1;
+    int rc2 = rc1 == MPI_SUCCESS ? add_allreduce(s, base, d, &d->ok, 1, 65) : rc1;
     struct cdn_request *sr;
     int rc = cdn_sched_commit(s, d->caller, &sr);
     if (rc != MPI_SUCCESS)
@@ -296,7 +266,7 @@ int cdn_comm_idup(struct cdn_comm *parent, struct cdn_info *info, bool use_info,
     }
     unsigned seq = atomic_fetch_add(&parent->idup_seq, 1u);
     *d = (struct idup){.req = r, .parent = parent, .nc = nc, .caller = caller,
-                       .tag = CDN_TAG_IDUP_BASE - 16 * (int)(seq % CDN_IDUP_TAGS),
+                       .tag = CDN_TAG_IDUP_BASE - 2 * CDN_SCHED_SUBTAGS * (int)(seq % CDN_IDUP_TAGS),
                        .nids = parent->inter ? 2 : 1, .orphan = orphan};
     cdn_status_empty(&r->status);
     cdn_request_arm(r, 1);

@@ -170,23 +170,41 @@ static int rd_peer(int newrank, int mask, int rem)
     return nd < rem ? nd * 2 + 1 : nd + rem;
 }
 
+/* Who takes part: p participants, this one r, participant i being
+ * communicator rank ranks[i] (ranks NULL: rank i; the whole communicator). */
+struct among {
+    int p, r;
+    const int *ranks;
+    int sub;   /* the first of the 32 sub-tags it uses (RD_SUBTAGS) */
+};
+
+/* Sub-tags of recursive doubling: 0 folds the extra ranks in, 1.. the
+ * doubling steps (at most 30), RD_LAST_SUB hands the result back. */
+enum { RD_LAST_SUB = 31, RD_SUBTAGS = 32 };
+
+static int rank_of(const struct among *a, int i)
+{
+    return a->ranks != NULL ? a->ranks[i] : i;
+}
+
 /* acc: the result, holding this rank's data once node copy (-1: none) has
  * run; first: a buffer holding that data from the start (the copy's
  * source), which the first send takes instead, so the first exchange runs
- * alongside the copy (one round fewer to start). */
-static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, const void *first, int copy,
+ * alongside the copy (one round fewer to start).  Among a's participants
+ * (their indices order the combining of a non-commutative op). */
+static void allreduce_rd(struct cdn_sched *s, const struct among *a, const void *first, int copy,
                          void *acc, MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
 {
-    int p = c->size, r = c->rank, pof2, rem;
+    int p = a->p, r = a->r, pof2, rem;
     int newrank = rd_layout(p, r, &pof2, &rem);
     void *tmp = cdn_sched_typed_scratch(s, count, dt);
     if (tmp == NULL)
         return;
     if (r < 2 * rem) {
         if (r % 2 == 0) {
-            cdn_sched_send(s, first, count, dt, r + 1, 0);
+            cdn_sched_send(s, first, count, dt, rank_of(a, r + 1), a->sub);
         } else {
-            int rv = cdn_sched_recv(s, tmp, count, dt, r - 1, 0);
+            int rv = cdn_sched_recv(s, tmp, count, dt, rank_of(a, r - 1), a->sub);
             int n = cdn_sched_reduce(s, tmp, acc, count, dt, op);  /* x[r-1] op x[r] */
             dep(s, rv, n);
             dep(s, copy, n);
@@ -198,8 +216,8 @@ static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, const void *fi
         int step = 1;
         for (int mask = 1; mask < pof2; mask <<= 1, step++) {
             int peer = rd_peer(newrank, mask, rem);
-            cdn_sched_send(s, first, count, dt, peer, step);
-            cdn_sched_recv(s, tmp, count, dt, peer, step);
+            cdn_sched_send(s, first, count, dt, rank_of(a, peer), a->sub + step);
+            cdn_sched_recv(s, tmp, count, dt, rank_of(a, peer), a->sub + step);
             cdn_sched_round(s);  /* (the copy's round too) */
             first = acc;
             if (op->commute || peer < r)
@@ -211,10 +229,19 @@ static void allreduce_rd(struct cdn_sched *s, struct cdn_comm *c, const void *fi
     }
     if (r < 2 * rem) {
         if (r % 2)
-            cdn_sched_send(s, acc, count, dt, r - 1, 100);
+            cdn_sched_send(s, acc, count, dt, rank_of(a, r - 1), a->sub + RD_LAST_SUB);
         else
-            cdn_sched_recv(s, acc, count, dt, r + 1, 100);
+            cdn_sched_recv(s, acc, count, dt, rank_of(a, r + 1), a->sub + RD_LAST_SUB);
     }
+}
+
+void cdn_coll_allreduce_among(struct cdn_sched *s, int n, int me, const int *ranks, int sub,
+                              void *buf, MPI_Count count, struct cdn_datatype *dt,
+                              struct cdn_op *op)
+{
+    struct among a = {n, me, ranks, sub};
+    if (n > 1 && count > 0)
+        allreduce_rd(s, &a, buf, -1, buf, count, dt, op);
 }
 
 /* Reduce-scatter then allgather around the ring, count split in p blocks.
@@ -273,8 +300,9 @@ void cdn_coll_allreduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbu
     int copy = -1;
     if (sbuf != MPI_IN_PLACE)
         copy = cdn_sched_copy(s, sbuf, count, dt, rbuf, count, dt);  /* in the first round */
+    struct among all = {c->size, c->rank, NULL, 0};
     if (c->size > 1 && count > 0)
-        allreduce_rd(s, c, copy >= 0 ? sbuf : rbuf, copy, rbuf, count, dt, op);
+        allreduce_rd(s, &all, copy >= 0 ? sbuf : rbuf, copy, rbuf, count, dt, op);
 }
 
 /* Reduce the whole vector to rank 0, then scatter the blocks. */
@@ -402,8 +430,8 @@ int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sb
         }
     }
     if (r < 2 * rem) {
-        got = r % 2 ? exchange(c, rbuf, NULL, count, dt, r - 1, base + 100, true)
-                    : exchange(c, NULL, rbuf, count, dt, r + 1, base + 100, false);
+        got = r % 2 ? exchange(c, rbuf, NULL, count, dt, r - 1, base + RD_LAST_SUB, true)
+                    : exchange(c, NULL, rbuf, count, dt, r + 1, base + RD_LAST_SUB, false);
         rc = rc != MPI_SUCCESS ? rc : got;
     }
     return rc;

@@ -1,18 +1,23 @@
 /*
- * Internal exchanges of communicator management (see comm_xchg.h), over
- * blocking internal point-to-point on the communicator's internal context.
+ * Internal exchanges of object creation (see xchg.h), on the
+ * communicator's internal context: the allreduce is MPI_Allreduce's own
+ * recursive doubling run as a schedule (cdn_coll_allreduce_among); the
+ * rest blocking internal point-to-point.
  */
-#include "runtime/comm_xchg.h"
+#include "coll/xchg.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "progress/p2p.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/error.h"
+#include "runtime/op.h"
+#include "sched/sched.h"
 
 void cdn_xchg_all(struct cdn_xchg *x, struct cdn_comm *comm, int tag)
 {
@@ -107,28 +112,22 @@ int cdn_xchg_bcast(struct cdn_xchg *x, void *buf, size_t bytes, int root)
     return MPI_SUCCESS;
 }
 
-int cdn_xchg_allreduce(struct cdn_xchg *x, void *buf, size_t bytes,
-                       void (*op)(void *inout, const void *in, size_t bytes))
+int cdn_xchg_allreduce(struct cdn_xchg *x, void *buf, int count, MPI_Datatype type, MPI_Op op)
 {
-    void *tmp = malloc(bytes ? bytes : 1);
-    if (tmp == NULL)
+    if (x->n == 1)
+        return MPI_SUCCESS;
+    /* its sub-tags end at x->tag, so they stay below CDN_TAG_COMM_BASE */
+    struct cdn_sched *s = cdn_sched_new(x->comm, x->tag - (CDN_SCHED_SUBTAGS - 1), false);
+    if (s == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "communicator agreement: out of memory");
-    int rc = MPI_SUCCESS;
-    /* binomial reduce to participant 0 */
-    for (int mask = 1; mask < x->n; mask <<= 1) {
-        if (x->me & mask) {
-            rc = cdn_xchg_send(x, x->me - mask, buf, bytes);
-            break;
-        }
-        if (x->me + mask < x->n) {
-            rc = cdn_xchg_recv(x, x->me + mask, tmp, bytes);
-            if (rc != MPI_SUCCESS)
-                break;
-            op(buf, tmp, bytes);
-        }
-    }
-    free(tmp);
-    return rc != MPI_SUCCESS ? rc : cdn_xchg_bcast(x, buf, bytes, 0);
+    cdn_coll_allreduce_among(s, x->n, x->me, x->ranks, 0, buf, count, cdn_datatype_get(type),
+                             cdn_op_get(op));
+    struct cdn_request *r;
+    int rc = cdn_sched_commit(s, "communicator agreement", &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    cdn_sched_run(r);
+    return finish(r);
 }
 
 int cdn_xchg_allgather(struct cdn_xchg *x, const void *mine, void *all, size_t bytes)
@@ -186,18 +185,3 @@ int cdn_xchg_allgatherv(struct cdn_xchg *x, const void *mine, int mybytes, void 
     return MPI_SUCCESS;
 }
 
-void cdn_xchg_band(void *inout, const void *in, size_t bytes)
-{
-    uint32_t *a = inout;
-    const uint32_t *b = in;
-    for (size_t i = 0; i < bytes / sizeof *a; i++)
-        a[i] &= b[i];
-}
-
-void cdn_xchg_imax(void *inout, const void *in, size_t bytes)
-{
-    int *a = inout;
-    const int *b = in;
-    for (size_t i = 0; i < bytes / sizeof *a; i++)
-        a[i] = a[i] > b[i] ? a[i] : b[i];
-}

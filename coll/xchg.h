@@ -1,18 +1,22 @@
 /*
- * The small internal exchanges communicator management agrees through:
- * broadcast, allreduce and allgather among a set of ranks of a communicator,
- * and a pairwise swap, all blocking and all on the communicator's internal
- * context (CDN_COMM_CTX_COLL) with tags <= CDN_TAG_COMM_BASE, so they never
- * meet user messages nor collectives.
+ * The small internal exchanges creating objects (communicators, windows)
+ * agrees through: broadcast, allreduce and allgather among a set of ranks
+ * of a communicator, and a pairwise swap, all blocking and all on the
+ * communicator's internal context (CDN_COMM_CTX_COLL) with tags <=
+ * CDN_TAG_COMM_BASE, so they never meet user messages nor collectives.
  *
- * They are deliberately simple (binomial trees, a gather then broadcast for
- * allgather) and independent of coll/, which does not exist when a
- * communicator is created from nothing (sessions).  The participants are
- * ranks of one communicator: all of them, or a list (MPI_Comm_create_group).
+ * The allreduce is the collectives' own (cdn_coll_allreduce_among: the
+ * recursive doubling of MPI_Allreduce, as a schedule), with the
+ * predefined MPI operations; broadcast and allgather are plain binomial
+ * trees and a gather then broadcast.  None needs the communicator's
+ * collective state (there is none yet when a communicator is created
+ * from nothing: sessions).  The participants are ranks of one
+ * communicator: all of them, or a list (MPI_Comm_create_group).
  */
-#ifndef CDN_COMM_XCHG_H
-#define CDN_COMM_XCHG_H
+#ifndef CDN_COLL_XCHG_H
+#define CDN_COLL_XCHG_H
 
+#include <mpi.h>
 #include <stddef.h>
 
 struct cdn_comm;
@@ -27,7 +31,7 @@ enum {
     CDN_TAG_WIN = -4101,          /* window parts (runtime/win.c, on the window's own comm) */
     CDN_TAG_USER_BASE = -8192,    /* minus a user tag (create_group, intercomm_create) */
     /* below the user tags: MPI_Comm_idup number k of a communicator uses
-     * CDN_TAG_IDUP_BASE - 16 * (k % CDN_IDUP_TAGS) .. + 15 (comm_idup.c) */
+     * CDN_TAG_IDUP_BASE - 512 * (k % CDN_IDUP_TAGS) .. + 511 (coll/idup.c) */
     CDN_TAG_IDUP_BASE = -0x50000000,
 };
 
@@ -52,9 +56,9 @@ int cdn_xchg_recv(struct cdn_xchg *x, int from, void *buf, size_t bytes);
 int cdn_xchg_swap(struct cdn_comm *comm, int peer, int tag, const void *sbuf, size_t sbytes,
                   void *rbuf, size_t rbytes);
 int cdn_xchg_bcast(struct cdn_xchg *x, void *buf, size_t bytes, int root);
-/* Combine everybody's buf with op (commutative, associative) into everybody's buf. */
-int cdn_xchg_allreduce(struct cdn_xchg *x, void *buf, size_t bytes,
-                       void (*op)(void *inout, const void *in, size_t bytes));
+/* Combine everybody's count elements of a predefined type in buf with a
+ * predefined op into everybody's buf. */
+int cdn_xchg_allreduce(struct cdn_xchg *x, void *buf, int count, MPI_Datatype type, MPI_Op op);
 /* all[i * bytes ..] gets participant i's mine. */
 int cdn_xchg_allgather(struct cdn_xchg *x, const void *mine, void *all, size_t bytes);
 
@@ -63,9 +67,5 @@ int cdn_xchg_allgather(struct cdn_xchg *x, const void *mine, void *all, size_t b
  * NULL) gets each participant's byte count. */
 int cdn_xchg_allgatherv(struct cdn_xchg *x, const void *mine, int mybytes, void **all, int *total,
                         int **counts);
-
-/* Reduction operators for cdn_xchg_allreduce on arrays of uint32_t / int. */
-void cdn_xchg_band(void *inout, const void *in, size_t bytes);
-void cdn_xchg_imax(void *inout, const void *in, size_t bytes);
 
 #endif

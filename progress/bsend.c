@@ -79,6 +79,8 @@ int cdn_bsend_attach(struct cdn_bsend_pool **slot, void *buf, MPI_Count size, co
     if (buf == NULL && size > 0)
         return cdn_err(MPI_ERR_BUFFER, "%s: buffer is NULL with size %lld", caller, (long long)size);
     pthread_mutex_lock(&lock);
+    /* the owners free their pools through these (runtime/comm.h) */
+    cdn_bsend_hooks = (struct cdn_bsend_hooks){cdn_bsend_flush, cdn_bsend_pool_free};
     struct cdn_bsend_pool *bs = pool_of(slot, true);
     int rc = MPI_SUCCESS;
     if (bs == NULL)

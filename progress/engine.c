@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "progress/am.h"
-#include "progress/params.h"
 #include "progress/request.h"
 #include "progress/sent.h"
 #include "progress/spin.h"
@@ -197,7 +196,7 @@ static int transports_open(int ctx)
  * transports. */
 static int contexts_open(void)
 {
-    int n = (int)cdn_progress_param_long("CADENCE_PROGRESS_CONTEXTS", 1, 1, CDN_PCTX_MAX);
+    int n = (int)cdn_param_long("CADENCE_PROGRESS_CONTEXTS", 1, 1, CDN_PCTX_MAX);
     struct cdn_pctx *ctx = calloc((size_t)n, sizeof *ctx);
     if (ctx == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: out of memory for %d progress contexts", n);
@@ -207,6 +206,7 @@ static int contexts_open(void)
     }
     cdn_engine.ctx = ctx;
     cdn_engine.nctx = n;
+    cdn_rt.pctx_count = n;  /* what a communicator may ask for (runtime/comm_hints.c) */
     cdn_engine.ntransports = 0;
     int rc = MPI_SUCCESS;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
@@ -223,25 +223,13 @@ static int contexts_open(void)
     return cdn_sent_open(nkinds);
 }
 
-int cdn_progress_context_pick(const char *value)
-{
-    static atomic_uint next;
-    if (strcmp(value, "auto") == 0)
-        return cdn_engine.nctx == 1
-                   ? 0
-                   : 1 + (int)(atomic_fetch_add(&next, 1) % (unsigned)(cdn_engine.nctx - 1));
-    char *end;
-    long v = strtol(value, &end, 10);
-    if (end == value || *end != '\0' || v < 0 || v >= cdn_engine.nctx)
-        return -1;
-    return (int)v;
-}
+
 
 bool cdn_progress_oversubscribed(int local_size)
 {
     const char *v = cdn_param_str("CADENCE_PROGRESS_OVERSUBSCRIBED");
     if (v != NULL && strcmp(v, "auto") != 0)
-        return cdn_progress_param_long("CADENCE_PROGRESS_OVERSUBSCRIBED", 0, 0, 1) != 0;
+        return cdn_param_long("CADENCE_PROGRESS_OVERSUBSCRIBED", 0, 0, 1) != 0;
     cpu_set_t set;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (sched_getaffinity(0, sizeof set, &set) != 0 || online < 1)
@@ -252,7 +240,7 @@ bool cdn_progress_oversubscribed(int local_size)
 
 int cdn_progress_init(void)
 {
-    cdn_engine.spin_polls = (int)cdn_progress_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
+    cdn_engine.spin_polls = (int)cdn_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
     cdn_engine.oversubscribed = cdn_progress_oversubscribed(cdn_rt.local_size);
     /* An application thread blocked in MPI spins longer than the progress
      * thread before it sleeps: while two ranks stream to each other, a
@@ -267,14 +255,14 @@ int cdn_progress_init(void)
     cdn_engine.wait_spin_ns =
         cdn_engine.oversubscribed
             ? 0
-            : cdn_progress_param_long("CADENCE_PROGRESS_WAIT_SPIN_US", 1000, 0, 1000000) * 1000;
+            : cdn_param_long("CADENCE_PROGRESS_WAIT_SPIN_US", 1000, 0, 1000000) * 1000;
     cdn_engine.nthreads =
-        (int)cdn_progress_param_long("CADENCE_PROGRESS_THREADS", 1, 0, CDN_PROGRESS_THREADS_MAX);
+        (int)cdn_param_long("CADENCE_PROGRESS_THREADS", 1, 0, CDN_PROGRESS_THREADS_MAX);
     cdn_engine.thread_on = cdn_engine.nthreads > 0;
     cdn_engine.background_min =
-        cdn_progress_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 524288, 0, 1L << 40);
+        cdn_param_long("CADENCE_PROGRESS_BACKGROUND_MIN", 524288, 0, 1L << 40);
     cdn_engine.start_delay_ns =
-        1000 * cdn_progress_param_long("CADENCE_PROGRESS_START_DELAY_US", 20, 0, 1000000);
+        1000 * cdn_param_long("CADENCE_PROGRESS_START_DELAY_US", 20, 0, 1000000);
     cdn_sent_init();
     cdn_p2p_am_register();
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -324,7 +312,7 @@ int cdn_progress_wireup(void)
     /* Fixed before any application thread polls: enter and leave must
      * agree on it, or a transport's count of pollers would drift. */
     cdn_engine.quiet_poll = cdn_engine.thread_on;
-    cdn_engine.linger_ns = 1000 * cdn_progress_param_long("CADENCE_PROGRESS_LINGER_US", 100, 0, 100000);
+    cdn_engine.linger_ns = 1000 * cdn_param_long("CADENCE_PROGRESS_LINGER_US", 100, 0, 100000);
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         if (tp->ops->fd(tp) >= 0 && tp->ops->polled == NULL)
@@ -334,7 +322,7 @@ int cdn_progress_wireup(void)
         cdn_engine.linger_ns = 0;
     cdn_engine.linger_always =
         cdn_engine.linger_ns > 0 &&
-        cdn_progress_param_long("CADENCE_PROGRESS_LINGER_ALWAYS", 0, 0, 1) != 0;
+        cdn_param_long("CADENCE_PROGRESS_LINGER_ALWAYS", 0, 0, 1) != 0;
     atomic_store(&cdn_engine.linger_on, cdn_engine.linger_always);
     if (cdn_engine.thread_on)
         return cdn_progress_thread_start();
@@ -365,6 +353,7 @@ void cdn_progress_finalize(void)
         free(cdn_engine.ctx);
     cdn_engine.ctx = &ctx_none;
     cdn_engine.nctx = 1;
+    cdn_rt.pctx_count = 1;
     close(cdn_engine.epfd);
     close(cdn_engine.wake_fd);
     close(cdn_engine.park_epfd);

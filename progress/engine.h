@@ -243,11 +243,7 @@ static inline struct cdn_transport *cdn_progress_transport_for(int world_rank)
 {
     return cdn_progress_transport_in(0, world_rank);
 }
-/* A context for a new communicator asking for one by info (the value of
- * cadence_progress_context): "auto" takes the contexts other than 0 in
- * turn (0 when there is only one), a number names one.  -1 when the value
- * is neither (or names no context). */
-int cdn_progress_context_pick(const char *value);
+
 /* The largest message the transport reaching world_rank may send eagerly
  * (whole, with no answer from the receiver), or with always the largest it
  * always sends so (between the two it chooses per message: transport.h);

@@ -6,7 +6,7 @@
 
 #include "progress/engine.h"
 #include "progress/match.h"
-#include "progress/params.h"
+#include "runtime/config.h"
 #include "progress/staging.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
@@ -20,7 +20,7 @@ bool cdn_sent_report;
 
 void cdn_sent_init(void)
 {
-    cdn_sent_report = cdn_progress_param_long("CADENCE_TRANSPORT_REPORT", 0, 0, 1) != 0;
+    cdn_sent_report = cdn_param_long("CADENCE_TRANSPORT_REPORT", 0, 0, 1) != 0;
     atomic_store_explicit(&cdn_sent_at_call, 0, memory_order_relaxed);
 }
 

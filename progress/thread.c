@@ -41,7 +41,7 @@
 #include "progress/engine.h"
 #include "progress/job.h"
 #include "progress/p2p.h"
-#include "progress/params.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
 
 /* Pin the thread; returns how many processing units the process may use.
@@ -63,7 +63,7 @@ static int pin_self(void)
     for (int i = 0; i < CPU_SETSIZE && pick >= 0; i++)
         if (CPU_ISSET(i, &allowed) && pick-- == 0)
             pu = i;
-    if (pu >= 0 && cdn_progress_param_long("CADENCE_PROGRESS_BIND", 1, 0, 1) != 0) {
+    if (pu >= 0 && cdn_param_long("CADENCE_PROGRESS_BIND", 1, 0, 1) != 0) {
         cpu_set_t one;
         CPU_ZERO(&one);
         CPU_SET(pu, &one);
@@ -82,7 +82,7 @@ static int pin_self(void)
 static void shorten_slice(void)
 {
 #ifdef SYS_sched_setattr
-    long us = cdn_progress_param_long("CADENCE_PROGRESS_SLICE_US", 100, 0, 100000);
+    long us = cdn_param_long("CADENCE_PROGRESS_SLICE_US", 100, 0, 100000);
     if (us <= 0)
         return;
     struct {
@@ -102,7 +102,7 @@ static void shorten_slice(void)
  * keep nice 0. */
 static void raise_priority(void)
 {
-    long want = cdn_progress_param_long("CADENCE_PROGRESS_NICE", -20, -20, 0);
+    long want = cdn_param_long("CADENCE_PROGRESS_NICE", -20, -20, 0);
     pid_t tid = (pid_t)syscall(SYS_gettid);
     if (want == 0 || setpriority(PRIO_PROCESS, (id_t)tid, (int)want) == 0)
         return;
@@ -261,7 +261,7 @@ static void *progress_main(void *arg)
     int inside_naps = 0;  /* naps in a row for an application thread inside MPI */
     struct linger_look look = {.next_ns = cdn_engine.linger_ns};
     if (npu == 1)
-        nap_ns = cdn_progress_param_long("CADENCE_PROGRESS_NAP_US", 50, 0, 10000) * 1000;
+        nap_ns = cdn_param_long("CADENCE_PROGRESS_NAP_US", 50, 0, 10000) * 1000;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         if (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0) {
             if (cdn_engine.quiet_poll) {

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "progress/p2p.h"
 #include "runtime/attr.h"
 #include "runtime/ctxid.h"
 #include "runtime/errhandler.h"
@@ -108,12 +107,26 @@ static void coll_drop(struct cdn_comm *c)
     c->coll_free = NULL;
 }
 
+struct cdn_bsend_hooks cdn_bsend_hooks;
+
+void cdn_bsend_owner_flush(struct cdn_bsend_pool **slot)
+{
+    if (*slot != NULL)
+        cdn_bsend_hooks.flush(slot);
+}
+
+void cdn_bsend_owner_free(struct cdn_bsend_pool **slot)
+{
+    if (*slot != NULL)
+        cdn_bsend_hooks.pool_free(slot);
+}
+
 void cdn_comm_destroy(struct cdn_comm *c)
 {
     coll_drop(c);
     /* a buffer still attached goes with the communicator: the messages in
      * it held the communicator, so they are all sent (progress/bsend.c) */
-    cdn_bsend_pool_free(&c->bsend);
+    cdn_bsend_owner_free(&c->bsend);
     cdn_session_release(c->session);
     cdn_attr_list_discard(&c->attrs);
     cdn_ctxid_free(c->context_id);
@@ -192,7 +205,7 @@ void cdn_comm_drop_coll_builtin(void)
     for (int i = 0; i < 2; i++) {
         coll_drop(&cdn_comm_builtin[i]);
         /* MPI_Comm_attach_buffer's messages go out while progress can send them */
-        cdn_bsend_flush(&cdn_comm_builtin[i].bsend);
+        cdn_bsend_owner_flush(&cdn_comm_builtin[i].bsend);
     }
 }
 
@@ -207,7 +220,7 @@ void cdn_comm_finalize_builtin(void)
         c->info = NULL;
         cdn_group_release(c->group);
         c->group = NULL;
-        cdn_bsend_pool_free(&c->bsend);
+        cdn_bsend_owner_free(&c->bsend);
         struct cdn_errhandler *old = atomic_exchange(&c->errh, NULL);
         if (old != NULL)
             cdn_errh_release(old);

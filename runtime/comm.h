@@ -2,7 +2,7 @@
  * Communicator objects: the predefined MPI_COMM_WORLD and MPI_COMM_SELF
  * (static) and those created at run time (handle table), intra- and
  * intercommunicators.  Creation is collective and lives in
- * runtime/comm_create.c; the agreement on context ids in runtime/ctxid.c.
+ * coll/comm_create.c; the agreement on context ids in runtime/ctxid.c.
  */
 #ifndef CDN_COMM_H
 #define CDN_COMM_H
@@ -23,6 +23,19 @@ struct cdn_info;
 struct cdn_topo;
 struct cdn_session;
 struct cdn_bsend_pool;
+/* What becomes of a buffered-send pool (progress/bsend.c, MPI_*_attach_buffer)
+ * when its owner -- a communicator, a session -- goes: its messages sent
+ * (flush) and it freed (pool_free).  The pool code installs these when it
+ * makes the first pool, so runtime/ calls nothing above it; an owner with
+ * no pool (bsend NULL) has nothing to do. */
+struct cdn_bsend_hooks {
+    int (*flush)(struct cdn_bsend_pool **slot);
+    void (*pool_free)(struct cdn_bsend_pool **slot);
+};
+extern struct cdn_bsend_hooks cdn_bsend_hooks;
+/* The owner's slot: flush / free its pool if it has one. */
+void cdn_bsend_owner_flush(struct cdn_bsend_pool **slot);
+void cdn_bsend_owner_free(struct cdn_bsend_pool **slot);
 
 /*
  * Contexts: a communicator owns two matching contexts.  context_id (even)
@@ -63,7 +76,7 @@ struct cdn_comm {
      * agreed in the background; cdn_comm_get refuses it until then. */
     atomic_bool pending;
     /* Numbers the nonblocking creations started on this communicator, so
-     * several outstanding at once use different tags (runtime/comm_idup.c). */
+     * several outstanding at once use different tags (coll/idup.c). */
     atomic_uint idup_seq;
     int remote_size;                        /* intercommunicator: remote group size */
     struct cdn_group *group;                /* local group */

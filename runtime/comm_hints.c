@@ -20,9 +20,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "progress/engine.h"
 #include "runtime/error.h"
 #include "runtime/info.h"
+#include "runtime/runtime.h"
 
 static const char *const assertions[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
                                          "mpi_assert_exact_length",
@@ -108,11 +108,21 @@ int cdn_comm_take_pctx(struct cdn_comm *c, const char *caller)
     if (!cdn_comm_cadence_hints() ||
         !cdn_comm_info_value(c, "cadence_progress_context", v, (int)sizeof v))
         return MPI_SUCCESS;
-    int k = cdn_progress_context_pick(v);
+    int n = cdn_rt.pctx_count, k = -1;
+    if (strcmp(v, "auto") == 0) {
+        /* the contexts other than 0 in turn (0 when there is only one) */
+        static atomic_uint next;
+        k = n == 1 ? 0 : 1 + (int)(atomic_fetch_add(&next, 1) % (unsigned)(n - 1));
+    } else {
+        char *end;
+        long x = strtol(v, &end, 10);
+        if (end != v && *end == '\0' && x >= 0 && x < n)
+            k = (int)x;
+    }
     if (k < 0)
         return cdn_err(MPI_ERR_INFO_VALUE, "%s: cadence_progress_context=%s names no progress "
                        "context: give \"auto\" or 0 to %d (CADENCE_PROGRESS_CONTEXTS=%d)", caller,
-                       v, cdn_engine.nctx - 1, cdn_engine.nctx);
+                       v, n - 1, n);
     c->pctx = k;
     return MPI_SUCCESS;
 }

@@ -2,8 +2,11 @@
 #include "runtime/config.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const struct cdn_param cdn_params[] = {
     {"CADENCE_INITIAL_ERRHANDLER", "choice", "fatal", "library",
@@ -154,4 +157,28 @@ const char *cdn_param_str(const char *name)
 #endif
     const char *v = getenv(name);
     return (v != NULL && v[0] != '\0') ? v : NULL;
+}
+
+long cdn_param_long(const char *name, long deflt, long min, long max)
+{
+    const char *v = cdn_param_str(name);
+    if (v == NULL)
+        return deflt;
+    if (strcasecmp(v, "yes") == 0 || strcasecmp(v, "true") == 0 || strcasecmp(v, "on") == 0)
+        return min <= 1 && 1 <= max ? 1 : deflt;
+    if (strcasecmp(v, "no") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "off") == 0)
+        return 0 >= min ? 0 : deflt;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 0);
+    if (*end == 'k' || *end == 'K')
+        x *= 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        x *= 1024 * 1024, end++;
+    if (errno != 0 || *end != '\0' || x < min || x > max) {
+        fprintf(stderr, "cadence: %s=%s is not a number in %ld..%ld; using %ld\n", name, v, min,
+                max, deflt);
+        return deflt;
+    }
+    return x;
 }

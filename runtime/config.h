@@ -20,5 +20,9 @@ extern const int cdn_nparams;
 
 /* The variable's value, or NULL when unset or empty. */
 const char *cdn_param_str(const char *name);
+/* The value of an integer or boolean variable (yes/true/on, no/false/off;
+ * k and M suffixes), with a default and a range: a value that does not
+ * parse or is out of range is reported on stderr and the default used. */
+long cdn_param_long(const char *name, long deflt, long min, long max);
 
 #endif

@@ -20,7 +20,7 @@
  * the lowest agreed ids (drawn from the allocation's priority and attempt,
  * the same on every process), so two allocations that collided part ways.
  * The blocking form (cdn_ctxid_alloc) runs the attempts in the calling
- * thread, the nonblocking one (MPI_Comm_idup, runtime/comm_idup.c) as
+ * thread, the nonblocking one (MPI_Comm_idup, coll/idup.c) as
  * schedules.
  */
 #include "runtime/ctxid.h"

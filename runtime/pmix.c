@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "progress/params.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
 
@@ -151,7 +151,7 @@ int cdn_pmix_init(const char *caller)
     /* a PMIx server that forked us says so in the environment */
     if (getenv("PMIX_NAMESPACE") == NULL || getenv("PMIX_RANK") == NULL) {
         const char *who, *var = foreign_launcher(&who);
-        if (var != NULL && cdn_progress_param_long("CADENCE_ALLOW_SINGLETON", 0, 0, 1) == 0)
+        if (var != NULL && cdn_param_long("CADENCE_ALLOW_SINGLETON", 0, 0, 1) == 0)
             return cdn_err(MPI_ERR_OTHER, "%s: started by %s (%s=%s), which Cadence cannot "
                            "join: each process would run alone as rank 0 of 1; start it with "
                            "Cadence's mpirun (or srun --mpi=pmix), or set "

@@ -42,6 +42,8 @@ struct cdn_runtime {
     int local_rank, local_size;        /* among the job's processes on this node */
     int *local_peers;                  /* their world ranks, ascending (local_size) */
     int node_id, num_nodes;            /* node_id -1 when the launcher does not say */
+    int pctx_count;                    /* progress contexts (CADENCE_PROGRESS_CONTEXTS,
+                                        * set by the engine at init; 1 before) */
     struct cdn_errhandler *initial_errh;  /* raised on outside init..finalize */
     /* The runtime is shared by the world model (MPI_Init..MPI_Finalize) and
      * every session (MPI_Session_init..finalize): up at the first, down
@@ -59,13 +61,6 @@ static inline int cdn_api_ready(void)
     return atomic_load_explicit(&cdn_rt.state, memory_order_acquire) == CDN_STATE_READY;
 }
 
-/* Bring up the process as an MPI job (a one-process job without a launcher)
- * for the world model (world: MPI_Init) or a session; the first user brings
- * the runtime up. */
-int cdn_rt_init(int required, int *provided, bool world, const char *caller);
-/* The world model or a session is done; the last user takes the runtime
- * down (for good: MPI cannot be started again). */
-int cdn_rt_finalize(bool world);
 
 /* End the job now with this exit code, after printing why (a printf format). */
 _Noreturn void cdn_rt_abort(int exitcode, const char *fmt, ...)

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include "progress/p2p.h"
+#include "runtime/comm.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
 #include "runtime/handle.h"
@@ -49,7 +49,7 @@ void cdn_session_release(struct cdn_session *s)
     if (eh != NULL)
         cdn_errh_release(eh);
     cdn_info_destroy(s->info);
-    cdn_bsend_pool_free(&s->bsend);
+    cdn_bsend_owner_free(&s->bsend);
     free(s);
 }
 

@@ -1,20 +1,7 @@
 /*
- * Window objects (see win.h): creation, the hints a window reports, the
- * shared-memory segment of MPI_Win_allocate_shared, destruction.
- *
- * Creation is collective over a private communicator made first (its own
- * context id agreed over the user's communicator).  Every process then
- * publishes its part (base, size, displacement unit) together with how its
- * local set-up went, so a failure anywhere (memory, the shared mapping)
- * fails the call everywhere instead of leaving peers with a half-made
- * window.
- *
- * Shared windows: rank 0 of the window creates one memfd holding every
- * process's part back to back (contiguous across ranks, as MPI promises
- * unless "alloc_shared_noncontig" is true; then each part starts on a
- * 64-byte boundary), and the others map it through /proc/<pid>/fd/<fd>
- * while rank 0 keeps the descriptor open.  Every process therefore sees
- * every part at its own address.
+ * Window objects (see win.h): handles, the hints a window reports,
+ * destruction.  Creation communicates, and lives with the collectives
+ * (coll/win_create.c).
  */
 #include "runtime/win.h"
 
@@ -30,7 +17,6 @@
 
 #include "runtime/attr.h"
 #include "runtime/comm.h"
-#include "runtime/comm_create.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
 #include "runtime/group.h"
@@ -38,7 +24,6 @@
 #include "runtime/info.h"
 #include "runtime/runtime.h"
 
-#define WIN_ALIGN 64
 
 static struct cdn_handle_table wins = CDN_HANDLE_TABLE_INIT(CDN_OBJ_WIN);
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -122,140 +107,7 @@ int cdn_win_apply_info(struct cdn_win *w, struct cdn_info *user)
     return rc;
 }
 
-/* ---- creation ---- */
-
-/* What each process tells the others at creation. */
-struct part_msg {
-    void *base;
-    MPI_Aint size;
-    MPI_Aint disp_unit;
-    int errclass;  /* MPI_SUCCESS, or why this process's local set-up failed */
-};
-
-/* Where the next part starts in a shared segment. */
-static size_t part_span(MPI_Aint n, bool noncontig)
-{
-    return noncontig ? ((size_t)n + WIN_ALIGN - 1) & ~(size_t)(WIN_ALIGN - 1) : (size_t)n;
-}
-
-/* Are all processes of comm on this node (so they can share memory)? */
-static bool all_local(const struct cdn_comm *comm)
-{
-    for (int i = 0; i < comm->size; i++) {
-        int r = comm->group->world[i];
-        bool found = r == cdn_rt.world_rank;
-        for (int j = 0; j < cdn_rt.local_size && !found; j++)
-            found = cdn_rt.local_peers[j] == r;
-        if (!found)
-            return false;
-    }
-    return true;
-}
-
-/* Map the shared segment of every part; collective over x (the window's
- * communicator), with one outcome for all. */
-static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
-{
-    /* rank 0's hint decides the layout for everybody */
-    char v[8];
-    struct {
-        pid_t pid;
-        int fd;
-        int err;        /* errno at rank 0 */
-        int noncontig;
-    } seg = {getpid(), -1, 0, 0};
-    seg.noncontig = cdn_info_lookup(w->info, "alloc_shared_noncontig", v, sizeof v, NULL) &&
-                    strcmp(v, "true") == 0;
-    size_t total = 0;
-    for (int i = 0; i < x->n; i++)
-        total += part_span(w->parts[i].size, seg.noncontig);
-    if (total == 0)
-        return MPI_SUCCESS;  /* every part empty: nothing to map (same answer everywhere) */
-    if (x->me == 0) {
-        seg.fd = memfd_create("cadence-win", MFD_CLOEXEC);
-        if (seg.fd < 0 || ftruncate(seg.fd, (off_t)total) != 0)
-            seg.err = errno != 0 ? errno : EIO;
-    }
-    int rc = cdn_xchg_bcast(x, &seg, sizeof seg, 0);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    bool noncontig = seg.noncontig;
-    if (cdn_info_set(w->info, "alloc_shared_noncontig", noncontig ? "true" : "false") != MPI_SUCCESS)
-        seg.err = seg.err != 0 ? seg.err : ENOMEM;  /* fails below, with everybody */
-    total = 0;
-    for (int i = 0; i < x->n; i++)
-        total += part_span(w->parts[i].size, noncontig);
-    int err = seg.err, fd = seg.fd;
-    if (err == 0 && x->me != 0) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)seg.pid, seg.fd);
-        fd = open(path, O_RDWR | O_CLOEXEC);
-        if (fd < 0)
-            err = errno;
-    }
-    void *map = MAP_FAILED;
-    if (err == 0) {
-        map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (map == MAP_FAILED)
-            err = errno;
-    }
-    if (x->me != 0 && fd >= 0)
-        close(fd);
-    /* rank 0 keeps its descriptor open until everybody has mapped */
-    int worst = err;
-    rc = cdn_xchg_allreduce(x, &worst, sizeof worst, cdn_xchg_imax);
-    if (x->me == 0 && seg.fd >= 0)
-        close(seg.fd);
-    if (rc != MPI_SUCCESS || worst != 0) {
-        if (map != MAP_FAILED)
-            munmap(map, total);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        return err != 0 ? cdn_err(MPI_ERR_RMA_SHARED, "%s: the shared segment of %zu bytes "
-                                  "could not be set up: %s", caller, total, strerror(err))
-                        : cdn_err(MPI_ERR_RMA_SHARED, "%s: another process could not map the "
-                                  "shared segment of %zu bytes", caller, total);
-    }
-    w->shm = map;
-    w->shm_len = total;
-    size_t off = 0;
-    for (int i = 0; i < x->n; i++) {
-        w->parts[i].base = (char *)map + off;
-        off += part_span(w->parts[i].size, noncontig);
-    }
-    w->base = w->parts[x->me].base;
-    return MPI_SUCCESS;
-}
-
-/* Exchange the parts; fail everywhere when any process failed locally
- * (mine: this process's failure code, already reported). */
-static int gather_parts(struct cdn_win *w, struct cdn_xchg *x, int mine, const char *caller)
-{
-    struct part_msg me = {w->base, w->size, w->disp_unit, mine != MPI_SUCCESS ? cdn_err_class_of(mine) : 0};
-    struct part_msg *all = calloc((size_t)x->n, sizeof *all);
-    w->parts = calloc((size_t)x->n, sizeof *w->parts);
-    if (all == NULL || w->parts == NULL) {  /* a few bytes a process: the job is lost anyway */
-        free(all);
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
-    }
-    int rc = cdn_xchg_allgather(x, &me, all, sizeof me);
-    int bad = -1;
-    for (int i = 0; rc == MPI_SUCCESS && i < x->n; i++) {
-        w->parts[i] = (struct cdn_win_part){all[i].base, all[i].size, all[i].disp_unit};
-        if (all[i].errclass != 0 && bad < 0)
-            bad = i;
-    }
-    int cls = bad >= 0 ? all[bad].errclass : 0;
-    free(all);
-    if (rc != MPI_SUCCESS || mine != MPI_SUCCESS)
-        return rc != MPI_SUCCESS ? rc : mine;
-    if (bad >= 0)
-        return cdn_err(cls, "%s: rank %d of the communicator could not create its part of the "
-                       "window", caller, bad);
-    return MPI_SUCCESS;
-}
-
-static void win_destroy(struct cdn_win *w)
+void cdn_win_destroy(struct cdn_win *w)
 {
     cdn_attr_list_discard(&w->attrs);
     if (w->shm != NULL)
@@ -272,81 +124,40 @@ static void win_destroy(struct cdn_win *w)
     free(w);
 }
 
-/* This process's memory, before anything is exchanged. */
-static int local_part(struct cdn_win *w, const struct cdn_win_args *a, const char *caller)
-{
-    switch (a->flavor) {
-    case MPI_WIN_FLAVOR_CREATE:
-        w->base = a->base;
-        break;
-    case MPI_WIN_FLAVOR_ALLOCATE:
-        if (a->size > 0 && posix_memalign(&w->mem, WIN_ALIGN, (size_t)a->size) != 0) {
-            w->mem = NULL;
-            return cdn_err(MPI_ERR_NO_MEM, "%s: cannot allocate %ld bytes of window memory",
-                           caller, (long)a->size);
-        }
-        w->base = w->mem;
-        break;
-    default:  /* dynamic: MPI_BOTTOM; shared: mapped once the sizes are known */
-        break;
-    }
-    return MPI_SUCCESS;
-}
-
-int cdn_win_create(struct cdn_comm *comm, const struct cdn_win_args *a, struct cdn_win **out,
-                   const char *caller)
+struct cdn_win *cdn_win_new(int flavor, MPI_Aint size, MPI_Aint disp_unit)
 {
     struct cdn_win *w = calloc(1, sizeof *w);
     if (w == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+        return NULL;
     pthread_mutex_init(&w->lock, NULL);
     atomic_init(&w->refs, 1);
-    w->flavor = a->flavor;
+    w->flavor = flavor;
     w->model = MPI_WIN_UNIFIED;
-    w->size = a->size;
-    w->disp_unit = (int)a->disp_unit;
+    w->size = size;
+    w->disp_unit = (int)disp_unit;
     /* MPI-4.1 12.6: a window's handler is MPI_ERRORS_ARE_FATAL until set. */
     cdn_win_set_errh(w, cdn_errh_get(MPI_ERRORS_ARE_FATAL));
-    int rc = cdn_comm_create_on(comm, comm->group, &w->comm, caller);
-    if (rc != MPI_SUCCESS) {
-        win_destroy(w);
-        return rc;
-    }
-    int mine = local_part(w, a, caller);
-    if (mine == MPI_SUCCESS && cdn_win_apply_info(w, a->info) != MPI_SUCCESS)
-        mine = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
-    if (mine == MPI_SUCCESS && a->flavor == MPI_WIN_FLAVOR_SHARED && !all_local(comm))
-        mine = cdn_err(MPI_ERR_RMA_SHARED, "%s: the processes of the communicator are not all on "
-                       "this node, so they cannot share memory (split it with "
-                       "MPI_COMM_TYPE_SHARED first)", caller);
-    struct cdn_xchg x;
-    cdn_xchg_all(&x, w->comm, CDN_TAG_WIN);
-    rc = gather_parts(w, &x, mine, caller);
-    if (rc == MPI_SUCCESS && a->flavor == MPI_WIN_FLAVOR_SHARED)
-        rc = shm_setup(w, &x, caller);
-    if (rc == MPI_SUCCESS) {
-        w->handle = cdn_handle_alloc(&wins, w);
-        if (w->handle == 0)
-            rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of window handles", caller);
-    }
-    if (rc != MPI_SUCCESS) {
-        win_destroy(w);
-        return rc;
-    }
+    return w;
+}
+
+int cdn_win_publish(struct cdn_win *w, const char *caller)
+{
+    w->handle = cdn_handle_alloc(&wins, w);
+    if (w->handle == 0)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of window handles", caller);
     pthread_mutex_lock(&live_lock);
     w->next = live_head;
     if (live_head != NULL)
         live_head->prev = w;
     live_head = w;
     pthread_mutex_unlock(&live_lock);
-    *out = w;
     return MPI_SUCCESS;
 }
 
 void cdn_win_release(struct cdn_win *w)
 {
     if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1)
-        win_destroy(w);
+        cdn_win_destroy(w);
 }
 
 void cdn_win_unpublish(struct cdn_win *w)

@@ -67,10 +67,17 @@ struct cdn_win_args {
 };
 
 /* Collective over comm (an intracommunicator): build the window, give it a
- * handle.  Every process returns the same outcome: if any process fails
+ * handle (coll/win_create.c).  Every process returns the same outcome: if any process fails
  * (memory, shared mapping), all return an error and no window exists. */
 int cdn_win_create(struct cdn_comm *comm, const struct cdn_win_args *a, struct cdn_win **out,
                    const char *caller);
+/* The pieces creation is made of (runtime/win.c): a window object with one
+ * reference and MPI_ERRORS_ARE_FATAL, not yet known to anybody (NULL when
+ * out of memory); its handle and its place among the live windows; its
+ * end, before it was published or after its last reference. */
+struct cdn_win *cdn_win_new(int flavor, MPI_Aint size, MPI_Aint disp_unit);
+int cdn_win_publish(struct cdn_win *w, const char *caller);
+void cdn_win_destroy(struct cdn_win *w);
 /* The window behind a handle, or NULL (invalid, or MPI not ready). */
 struct cdn_win *cdn_win_get(MPI_Win handle);
 /* MPI_Win_free after the attributes are deleted: forget the handle, drop

@@ -1060,7 +1060,7 @@ static int start_instance(struct cdn_request *r, bool background)
         cdn_request_retain(r);  /* a kept node may complete the schedule meanwhile */
         if (run_locked(s, false, true, true)) {
             s->work.run = deferred_drain;
-            cdn_progress_defer_in(s->comm->pctx, &s->work);
+            cdn_progress_defer_in(r->pctx, &s->work);  /* its communicator's context */
         } else {
             cdn_request_release(r);
         }

@@ -7,6 +7,11 @@
 #   - transport/ includes nothing from api/, sched/ or coll/;
 #   - api/, sched/ and coll/ include nothing from transport/ (they reach
 #     the network through progress/);
+#   - runtime/ (the objects that do not communicate: handles, datatypes,
+#     groups, info, attributes, errors, configuration, communicator and
+#     window objects) includes nothing from progress/, sched/, coll/,
+#     transport/ or api/: what communicates to create objects lives in
+#     coll/, and bringing the process up through every layer in api/;
 #   - no transport source reaches the request's private headers
 #     (progress/request.h, p2p.h, match.h), directly or through the headers
 #     it includes: a transport sees a message as a struct cdn_xfer
@@ -41,6 +46,8 @@ above=$(sources api; sources sched; sources coll)
 rule "transport/ does not touch cdn_engine" "$transport" 'cdn_engine\.'
 rule "transport/ includes nothing from api/, sched/, coll/" "$transport" '#include "\(api\|sched\|coll\)/'
 rule "api/, sched/, coll/ include nothing from transport/" "$above" '#include "transport/'
+rule "runtime/ includes nothing from progress/, sched/, coll/, transport/, api/" "$(sources runtime)" \
+    '#include "\(progress\|sched\|coll\|transport\|api\)/'
 # closure FILE: FILE and every project header it includes, transitively
 closure() {
     todo=$1 seen=''

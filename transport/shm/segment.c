@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "progress/engine.h"
-#include "progress/params.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
 #include "transport/shm/shm.h"
@@ -48,7 +48,7 @@ static socklen_t sock_addr(const char *name, struct sockaddr_un *a)
  * "Protocols").  Every process of the node computes the same. */
 static uint32_t ring_cells_for(int nlocal)
 {
-    long mib = cdn_progress_param_long("CADENCE_SHM_RING_MIB", 16, 1, 1 << 20);
+    long mib = cdn_param_long("CADENCE_SHM_RING_MIB", 16, 1, 1 << 20);
     uint64_t fit = ((uint64_t)mib << 20) / ((uint64_t)(nlocal > 1 ? nlocal - 1 : 1) * SHM_CELL_SIZE);
     uint32_t n = SHM_RING_CELLS;
     while (n < SHM_RING_CELLS_MAX && 2 * (uint64_t)n <= fit)

@@ -50,7 +50,7 @@
 
 #include "progress/engine.h"
 #include "progress/job.h"
-#include "progress/params.h"
+#include "runtime/config.h"
 #include "progress/sent.h"
 #include "progress/spin.h"
 #include "runtime/copy.h"
@@ -1392,7 +1392,7 @@ static const struct cdn_transport_ops shm_ops = {
 struct cdn_transport *cdn_shm_transport_create(int ctx)
 {
     int nlocal = cdn_job_local_size();
-    if (nlocal <= 1 || cdn_progress_param_long("CADENCE_SHM", 1, 0, 1) == 0)
+    if (nlocal <= 1 || cdn_param_long("CADENCE_SHM", 1, 0, 1) == 0)
         return NULL;
     struct shm_state *st = calloc(1, sizeof *st);
     if (st == NULL)
@@ -1420,10 +1420,10 @@ struct cdn_transport *cdn_shm_transport_create(int ctx)
             st->me = i;
     }
     st->efd = st->sock = st->segfd = -1;
-    st->cma = (int)cdn_progress_param_long("CADENCE_SHM_CMA", 2, 0, 2);
-    long limit = cdn_progress_param_long("CADENCE_SHM_EAGER_LIMIT", 16384, 0, (long)SHM_CELL_PAYLOAD);
-    st->split_min = (uint64_t)cdn_progress_param_long("CADENCE_SHM_SPLIT_MIN", 64 << 10, 0, LONG_MAX);
-    st->prefault_max = (int)cdn_progress_param_long("CADENCE_SHM_PREFAULT", 16, 0, 1 << 20);
+    st->cma = (int)cdn_param_long("CADENCE_SHM_CMA", 2, 0, 2);
+    long limit = cdn_param_long("CADENCE_SHM_EAGER_LIMIT", 16384, 0, (long)SHM_CELL_PAYLOAD);
+    st->split_min = (uint64_t)cdn_param_long("CADENCE_SHM_SPLIT_MIN", 64 << 10, 0, LONG_MAX);
+    st->prefault_max = (int)cdn_param_long("CADENCE_SHM_PREFAULT", 16, 0, 1 << 20);
     st->tp.ops = &shm_ops;
     st->tp.ctx = ctx;
     st->tp.am_max = SHM_CELL_PAYLOAD;

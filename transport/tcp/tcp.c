@@ -29,7 +29,7 @@
 
 #include "progress/engine.h"
 #include "progress/job.h"
-#include "progress/params.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
 #include "transport/tcp/tcp.h"
 
@@ -808,12 +808,12 @@ struct cdn_transport *cdn_tcp_transport_create(int ctx)
         p->state = PEER_NONE;
         pthread_mutex_init(&p->lock, NULL);
     }
-    st->auth_ms = cdn_progress_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
+    st->auth_ms = cdn_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
     st->tp.ops = &tcp_ops;
     st->tp.ctx = ctx;
     st->tp.am_max = TCP_AM_MAX;
     st->tp.eager_always = st->tp.eager_limit =
-        (size_t)cdn_progress_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);
+        (size_t)cdn_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);
     st->tp.priv = st;
     return &st->tp;
 }

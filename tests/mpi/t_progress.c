@@ -47,6 +47,11 @@
  *
  * idle: rank 1 blocks in MPI_Recv for 5 s while rank 0 sleeps; each
  * process must use under 1% of a core meanwhile (getrusage, all threads).
+ *
+ * T_PROGRESS_CONTEXT=v: every check runs on a duplicate of MPI_COMM_WORLD
+ * made with the info key cadence_progress_context=v (a progress context
+ * other than 0, with CADENCE_PROGRESS_CONTEXTS above 1) instead of on
+ * MPI_COMM_WORLD itself.
  */
 #include <fcntl.h>
 #include <mpi.h>
@@ -62,6 +67,9 @@
 
 #include "check_mpi.h"
 #include "thread_switches.h"
+
+/* The communicator the checks run on (T_PROGRESS_CONTEXT above). */
+static MPI_Comm comm;
 
 static double now(void)
 {
@@ -108,7 +116,7 @@ static bool board_open(int rank)
         if (fd >= 0 && ftruncate(fd, sizeof *board) == 0)
             id[1] = fd;
     }
-    MPI_Bcast(id, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(id, 2, MPI_INT, 0, comm);
     if (rank == 1 && id[1] >= 0) {
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/fd/%d", id[0], id[1]);
@@ -119,7 +127,7 @@ static bool board_open(int rank)
         board = m == MAP_FAILED ? NULL : m;
     }
     int ok = board != NULL;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
     if (fd >= 0)
         close(fd);  /* rank 1 has opened its own by now */
     CHECK(ok, "repeat: rank %d could not share a page with the other rank", rank);
@@ -173,11 +181,11 @@ static int overlap(int rank, enum kind kind, int bytes, double secs, double marg
     MPI_Request r;
     if (rank == 1) {
         if (kind == K_LATE_RECV) {
-            MPI_Recv(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
+            MPI_Recv(&go, 1, MPI_INT, 0, 2, comm, MPI_STATUS_IGNORE);
+            MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, comm, &r);
         } else {
-            MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
-            MPI_Send(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+            MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, comm, &r);
+            MPI_Send(&go, 1, MPI_INT, 0, 2, comm);
         }
         double t0 = now();
         bool seen = false;
@@ -192,7 +200,7 @@ static int overlap(int rank, enum kind kind, int bytes, double secs, double marg
             good &= buf[i] == fill(i, round);
         CHECK(good, "%s: data arrived intact", what);
         ok &= good;
-        MPI_Recv(&times[0], 1, MPI_DOUBLE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&times[0], 1, MPI_DOUBLE, 0, 3, comm, MPI_STATUS_IGNORE);
         if (board_step) {
             CHECK(seen, "%s: rank 0's wait returned %.3f s after the receive was posted; rank 1 "
                   "computed %.1f s without seeing it", what, times[0] - t0, secs);
@@ -206,22 +214,22 @@ static int overlap(int rank, enum kind kind, int bytes, double secs, double marg
         for (int i = 0; i < bytes; i++)
             buf[i] = fill(i, round);
         if (kind != K_LATE_RECV)
-            MPI_Recv(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&go, 1, MPI_INT, 1, 2, comm, MPI_STATUS_IGNORE);
         if (kind == K_SEND) {
-            MPI_Send(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Send(buf, bytes, MPI_BYTE, 1, 1, comm);
         } else {
             if (kind == K_ISSEND)
-                MPI_Issend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
+                MPI_Issend(buf, bytes, MPI_BYTE, 1, 1, comm, &r);
             else
-                MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
+                MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, comm, &r);
             if (kind == K_LATE_RECV)
-                MPI_Send(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+                MPI_Send(&go, 1, MPI_INT, 1, 2, comm);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
         }
         times[0] = now();
         if (board_step)
             board_post(0);
-        MPI_Send(&times[0], 1, MPI_DOUBLE, 1, 3, MPI_COMM_WORLD);
+        MPI_Send(&times[0], 1, MPI_DOUBLE, 1, 3, comm);
     }
     free(buf);
     return ok;
@@ -237,7 +245,7 @@ static int iallreduce(int rank, int worker, double secs, int round, const char *
         in[i] = i * (rank + 1) + round;
     step += secs > 0;
     MPI_Request r;
-    MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+    MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, comm, &r);
     bool seen = false;
     if (rank == worker && secs > 0)
         seen = compute_until_posted(1 - worker, secs);
@@ -271,8 +279,8 @@ static int sender_computes(int rank, int bytes, double secs, int round, const ch
     step++;
     MPI_Request r;
     if (rank == 1) {
-        MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &r);
-        MPI_Send(&go, 1, MPI_INT, 0, 2, MPI_COMM_WORLD);
+        MPI_Irecv(buf, bytes, MPI_BYTE, 0, 1, comm, &r);
+        MPI_Send(&go, 1, MPI_INT, 0, 2, comm);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         board_post(1);
         int good = 1;
@@ -283,8 +291,8 @@ static int sender_computes(int rank, int bytes, double secs, int round, const ch
     } else {
         for (int i = 0; i < bytes; i++)
             buf[i] = fill(i, round);
-        MPI_Recv(&go, 1, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &r);
+        MPI_Recv(&go, 1, MPI_INT, 1, 2, comm, MPI_STATUS_IGNORE);
+        MPI_Isend(buf, bytes, MPI_BYTE, 1, 1, comm, &r);
         bool seen = compute_until_posted(1, secs);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
         CHECK(seen, "%s: rank 0 computed %.1f s and rank 1's wait had not returned", what, secs);
@@ -322,7 +330,7 @@ static void repeat(int rank)
             iallreduce(rank, 0, 0, round, "warm-up MPI_Iallreduce 1 MiB");
         snprintf(what, sizeof what, "round %d: MPI_Iallreduce 1 MiB", round);
         ok &= iallreduce(rank, 1 - round % 2, limit, round, what);
-        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
         if (!ok)
             break;
         passed++;
@@ -342,9 +350,9 @@ static void idle(int rank, double seconds)
     if (rank == 0) {
         usleep((useconds_t)(seconds * 1e6));
         x = 42;
-        MPI_Send(&x, 1, MPI_INT, 1, 4, MPI_COMM_WORLD);
+        MPI_Send(&x, 1, MPI_INT, 1, 4, comm);
     } else {
-        MPI_Recv(&x, 1, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&x, 1, MPI_INT, 0, 4, comm, MPI_STATUS_IGNORE);
         CHECK(x == 42, "idle: the message came");
     }
     double used = cpu_seconds() - c0, wall = now() - t0;
@@ -373,10 +381,10 @@ static void quiet_windows(int rank)
         for (int k = 0; k < W; k++) {
             if (rank == 0) {
                 sbuf[k] = (long)i * W + k;
-                MPI_Isend(&sbuf[k], 1, MPI_LONG, 1, 7, MPI_COMM_WORLD, &rq[k]);
+                MPI_Isend(&sbuf[k], 1, MPI_LONG, 1, 7, comm, &rq[k]);
             } else {
                 rbuf[k] = -1;
-                MPI_Irecv(&rbuf[k], 1, MPI_LONG, 0, 7, MPI_COMM_WORLD, &rq[k]);
+                MPI_Irecv(&rbuf[k], 1, MPI_LONG, 0, 7, comm, &rq[k]);
             }
         }
         MPI_Waitall(W, rq, MPI_STATUSES_IGNORE);
@@ -384,9 +392,9 @@ static void quiet_windows(int rank)
         if (rank == 1) {
             for (int k = 0; k < W; k++)
                 good &= rbuf[k] == (long)i * W + k;
-            MPI_Send(&ack, 1, MPI_CHAR, 0, 8, MPI_COMM_WORLD);
+            MPI_Send(&ack, 1, MPI_CHAR, 0, 8, comm);
         } else {
-            MPI_Recv(&ack, 1, MPI_CHAR, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&ack, 1, MPI_CHAR, 1, 8, comm, MPI_STATUS_IGNORE);
         }
     }
     long after = progress_thread_switches();
@@ -407,11 +415,11 @@ static void quiet(int rank)
         int n = sizes[s];
         for (int i = 0; i < 50; i++) {  /* warm-up: connections, CMA proven */
             if (rank == 0) {
-                MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-                MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, n, MPI_BYTE, peer, 0, comm);
+                MPI_Recv(buf, n, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE);
             } else {
-                MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+                MPI_Recv(buf, n, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE);
+                MPI_Send(buf, n, MPI_BYTE, peer, 0, comm);
             }
         }
         long before = progress_thread_switches();
@@ -420,14 +428,14 @@ static void quiet(int rank)
         for (int i = 0; i < trips; i++) {
             if (rank == 0) {
                 memset(buf, (char)i, (size_t)n);
-                MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-                MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, n, MPI_BYTE, peer, 0, comm);
+                MPI_Recv(buf, n, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE);
                 good &= buf[0] == (char)(i + 1) && buf[n - 1] == (char)(i + 1);
             } else {
-                MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(buf, n, MPI_BYTE, peer, 0, comm, MPI_STATUS_IGNORE);
                 good &= buf[0] == (char)i && buf[n - 1] == (char)i;
                 memset(buf, (char)(i + 1), (size_t)n);
-                MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+                MPI_Send(buf, n, MPI_BYTE, peer, 0, comm);
             }
         }
         long after = progress_thread_switches();
@@ -479,7 +487,7 @@ static void testpoll(int rank)
         free(buf);
         return;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(comm);
     long long c0 = task_cpu_ns(tid);
     double t0 = MPI_Wtime();
     int bad = 0;
@@ -487,10 +495,10 @@ static void testpoll(int rank)
         MPI_Request r;
         if (rank == 0) {
             memset(buf, i + 1, N);
-            MPI_Isend(buf, N, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &r);
+            MPI_Isend(buf, N, MPI_BYTE, 1, 5, comm, &r);
         } else {
             memset(buf, 0, N);
-            MPI_Irecv(buf, N, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &r);
+            MPI_Irecv(buf, N, MPI_BYTE, 0, 5, comm, &r);
         }
         int done = 0;
         for (int k = 0; k < 64; k++) {
@@ -565,6 +573,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *mode = argc > 1 ? argv[1] : "all";
+    comm = MPI_COMM_WORLD;
+    const char *pctx = getenv("T_PROGRESS_CONTEXT");
+    if (pctx != NULL) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "cadence_progress_context", pctx);
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm);
+        MPI_Info_free(&info);
+    }
     if (size != 2) {
         if (rank == 0)
             fprintf(stderr, "t_progress needs 2 ranks\n");
@@ -587,6 +604,8 @@ int main(int argc, char **argv)
         pin(rank);
     if (strcmp(mode, "all") == 0 || strcmp(mode, "testpoll") == 0)
         testpoll(rank);
+    if (comm != MPI_COMM_WORLD)
+        MPI_Comm_free(&comm);
     MPI_Finalize();
     char name[32];
     snprintf(name, sizeof name, "t_progress[%d]", rank);

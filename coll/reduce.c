@@ -187,52 +187,96 @@ static int rank_of(const struct among *a, int i)
     return a->ranks != NULL ? a->ranks[i] : i;
 }
 
-/* acc: the result, holding this rank's data once node copy (-1: none) has
- * run; first: a buffer holding that data from the start (the copy's
- * source), which the first send takes instead, so the first exchange runs
- * alongside the copy (one round fewer to start).  Among a's participants
- * (their indices order the combining of a non-commutative op). */
-static void allreduce_rd(struct cdn_sched *s, const struct among *a, const void *first, int copy,
-                         void *acc, MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
+/* Recursive doubling, written once: the steps a participant takes, handed
+ * to a visitor that either adds them to a schedule (rd_sched) or makes
+ * them at once on point-to-point requests (the blocking direct path,
+ * rd_direct).  fold: the first 2 * rem participants pair up, the even one
+ * sending its data to the odd one, which combines x[r-1] op x[r]; step:
+ * the pof2 that remain exchange with their partner at each distance and
+ * combine, the lower range first; unfold: the odd ones hand the result
+ * back.  Peers are communicator ranks, sub-tags from a->sub. */
+struct rd_visitor {
+    void (*fold)(void *v, int peer, int sub, bool send);
+    void (*step)(void *v, int peer, int sub, bool peer_lower);
+    void (*unfold)(void *v, int peer, int sub, bool send);
+};
+
+static void rd_walk(const struct among *a, const struct rd_visitor *vt, void *v)
 {
     int p = a->p, r = a->r, pof2, rem;
     int newrank = rd_layout(p, r, &pof2, &rem);
+    if (r < 2 * rem)
+        vt->fold(v, rank_of(a, r % 2 ? r - 1 : r + 1), a->sub, r % 2 == 0);
+    for (int mask = 1, step = 1; newrank >= 0 && mask < pof2; mask <<= 1, step++) {
+        int peer = rd_peer(newrank, mask, rem);
+        vt->step(v, rank_of(a, peer), a->sub + step, peer < r);
+    }
+    if (r < 2 * rem)
+        vt->unfold(v, rank_of(a, r % 2 ? r - 1 : r + 1), a->sub + RD_LAST_SUB, r % 2 == 1);
+}
+
+/* The schedule's visitor.  acc: the result, holding this rank's data once
+ * node copy (-1: none) has run; first: a buffer holding that data from the
+ * start (the copy's source), which the first send takes instead, so the
+ * first exchange runs alongside the copy (one round fewer to start). */
+struct rd_sched {
+    struct cdn_sched *s;
+    const void *first;
+    int copy;
+    void *acc, *tmp;
+    MPI_Count count;
+    struct cdn_datatype *dt;
+    struct cdn_op *op;
+};
+
+static void sched_fold(void *v, int peer, int sub, bool send)
+{
+    struct rd_sched *x = v;
+    if (send) {
+        cdn_sched_send(x->s, x->first, x->count, x->dt, peer, sub);
+    } else {
+        int rv = cdn_sched_recv(x->s, x->tmp, x->count, x->dt, peer, sub);
+        int n = cdn_sched_reduce(x->s, x->tmp, x->acc, x->count, x->dt, x->op);  /* x[r-1] op x[r] */
+        dep(x->s, rv, n);
+        dep(x->s, x->copy, n);
+    }
+    cdn_sched_round(x->s);
+    x->first = x->acc;
+}
+
+static void sched_step(void *v, int peer, int sub, bool peer_lower)
+{
+    struct rd_sched *x = v;
+    cdn_sched_send(x->s, x->first, x->count, x->dt, peer, sub);
+    cdn_sched_recv(x->s, x->tmp, x->count, x->dt, peer, sub);
+    cdn_sched_round(x->s);  /* (the copy's round too) */
+    x->first = x->acc;
+    if (x->op->commute || peer_lower)
+        cdn_sched_reduce(x->s, x->tmp, x->acc, x->count, x->dt, x->op);  /* lower range first */
+    else
+        combine(x->s, -1, -1, x->acc, x->tmp, x->count, x->dt, x->op);
+    cdn_sched_round(x->s);
+}
+
+static void sched_unfold(void *v, int peer, int sub, bool send)
+{
+    struct rd_sched *x = v;
+    if (send)
+        cdn_sched_send(x->s, x->acc, x->count, x->dt, peer, sub);
+    else
+        cdn_sched_recv(x->s, x->acc, x->count, x->dt, peer, sub);
+}
+
+static const struct rd_visitor rd_sched_ops = {sched_fold, sched_step, sched_unfold};
+
+static void allreduce_rd(struct cdn_sched *s, const struct among *a, const void *first, int copy,
+                         void *acc, MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
+{
     void *tmp = cdn_sched_typed_scratch(s, count, dt);
     if (tmp == NULL)
         return;
-    if (r < 2 * rem) {
-        if (r % 2 == 0) {
-            cdn_sched_send(s, first, count, dt, rank_of(a, r + 1), a->sub);
-        } else {
-            int rv = cdn_sched_recv(s, tmp, count, dt, rank_of(a, r - 1), a->sub);
-            int n = cdn_sched_reduce(s, tmp, acc, count, dt, op);  /* x[r-1] op x[r] */
-            dep(s, rv, n);
-            dep(s, copy, n);
-        }
-        cdn_sched_round(s);
-        first = acc;
-    }
-    if (newrank >= 0) {
-        int step = 1;
-        for (int mask = 1; mask < pof2; mask <<= 1, step++) {
-            int peer = rd_peer(newrank, mask, rem);
-            cdn_sched_send(s, first, count, dt, rank_of(a, peer), a->sub + step);
-            cdn_sched_recv(s, tmp, count, dt, rank_of(a, peer), a->sub + step);
-            cdn_sched_round(s);  /* (the copy's round too) */
-            first = acc;
-            if (op->commute || peer < r)
-                cdn_sched_reduce(s, tmp, acc, count, dt, op);  /* lower range first */
-            else
-                combine(s, -1, -1, acc, tmp, count, dt, op);
-            cdn_sched_round(s);
-        }
-    }
-    if (r < 2 * rem) {
-        if (r % 2)
-            cdn_sched_send(s, acc, count, dt, rank_of(a, r - 1), a->sub + RD_LAST_SUB);
-        else
-            cdn_sched_recv(s, acc, count, dt, rank_of(a, r + 1), a->sub + RD_LAST_SUB);
-    }
+    struct rd_sched x = {s, first, copy, acc, tmp, count, dt, op};
+    rd_walk(a, &rd_sched_ops, &x);
 }
 
 void cdn_coll_allreduce_among(struct cdn_sched *s, int n, int me, const int *ranks, int sub,
@@ -369,10 +413,11 @@ void cdn_coll_scan(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, vo
  * A kept schedule still costs a small blocking allreduce its node
  * bookkeeping, locks and proxies on every call -- as much again as the
  * exchange itself at 8 bytes.  So a blocking call of at most
- * CDN_ALLREDUCE_DIRECT_MAX contiguous bytes runs the same recursive
- * doubling (same peers, sub-tags and combining order as allreduce_rd,
- * so the bits are the same) straight on point-to-point requests, with the
- * partner's data in a buffer on the stack. */
+ * CDN_ALLREDUCE_DIRECT_MAX contiguous bytes walks the same recursive
+ * doubling (rd_walk: the same peers, sub-tags and combining order as the
+ * schedule's, so the bits are the same) making each step at once on
+ * point-to-point requests, with the partner's data in a buffer on the
+ * stack. */
 
 bool cdn_coll_allreduce_direct_fits(struct cdn_comm *c, MPI_Count count, struct cdn_datatype *dt)
 {
@@ -391,6 +436,58 @@ static int exchange(struct cdn_comm *c, void *acc, void *into, MPI_Count count,
     return cdn_coll_exchange(c, tag, &in, into != NULL, &out, send);
 }
 
+/* The direct path's visitor: each step at once, the partner's data in
+ * tmp.  After an error (a message of the wrong size: the ranks' counts
+ * differ) every exchange still takes place, so that no peer waits for a
+ * message that never comes; the data is not combined any more, and the
+ * first error is returned. */
+struct rd_direct {
+    struct cdn_comm *c;
+    void *rbuf, *tmp;
+    MPI_Count count;
+    struct cdn_datatype *dt;
+    struct cdn_op *op;
+    size_t bytes;
+    int base, rc;
+};
+
+static void direct_fold(void *v, int peer, int sub, bool send)
+{
+    struct rd_direct *x = v;
+    if (send) {
+        x->rc = exchange(x->c, x->rbuf, NULL, x->count, x->dt, peer, x->base + sub, true);
+    } else {
+        x->rc = exchange(x->c, NULL, x->tmp, x->count, x->dt, peer, x->base + sub, false);
+        if (x->rc == MPI_SUCCESS)
+            cdn_op_reduce(x->op, x->tmp, x->rbuf, x->count, x->dt);  /* x[r-1] op x[r] */
+    }
+}
+
+static void direct_step(void *v, int peer, int sub, bool peer_lower)
+{
+    struct rd_direct *x = v;
+    int got = exchange(x->c, x->rbuf, x->tmp, x->count, x->dt, peer, x->base + sub, true);
+    x->rc = x->rc != MPI_SUCCESS ? x->rc : got;
+    if (x->rc != MPI_SUCCESS)
+        return;
+    if (x->op->commute || peer_lower) {
+        cdn_op_reduce(x->op, x->tmp, x->rbuf, x->count, x->dt);  /* lower range first */
+    } else {
+        cdn_op_reduce(x->op, x->rbuf, x->tmp, x->count, x->dt);  /* rbuf op tmp, into tmp */
+        cdn_copy(x->rbuf, x->tmp, x->bytes);
+    }
+}
+
+static void direct_unfold(void *v, int peer, int sub, bool send)
+{
+    struct rd_direct *x = v;
+    int got = send ? exchange(x->c, x->rbuf, NULL, x->count, x->dt, peer, x->base + sub, true)
+                   : exchange(x->c, NULL, x->rbuf, x->count, x->dt, peer, x->base + sub, false);
+    x->rc = x->rc != MPI_SUCCESS ? x->rc : got;
+}
+
+static const struct rd_visitor rd_direct_ops = {direct_fold, direct_step, direct_unfold};
+
 int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sbuf, void *rbuf,
                               MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op)
 {
@@ -401,38 +498,8 @@ int cdn_coll_allreduce_direct(const char *fn, struct cdn_comm *c, const void *sb
     _Alignas(64) unsigned char tmp[CDN_ALLREDUCE_DIRECT_MAX];
     if (sbuf != MPI_IN_PLACE)
         cdn_copy(rbuf, sbuf, bytes);
-    /* After an error (a message of the wrong size: the ranks' counts
-     * differ) every exchange still takes place, so that no peer waits for
-     * a message that never comes; the data is not combined any more, and
-     * the first error is returned. */
-    int p = c->size, r = c->rank, pof2, rem, got;
-    int newrank = rd_layout(p, r, &pof2, &rem);
-    if (r < 2 * rem) {
-        if (r % 2 == 0) {
-            rc = exchange(c, rbuf, NULL, count, dt, r + 1, base, true);
-        } else {
-            rc = exchange(c, NULL, tmp, count, dt, r - 1, base, false);
-            if (rc == MPI_SUCCESS)
-                cdn_op_reduce(op, tmp, rbuf, count, dt);  /* x[r-1] op x[r] */
-        }
-    }
-    for (int mask = 1, step = 1; newrank >= 0 && mask < pof2; mask <<= 1, step++) {
-        int peer = rd_peer(newrank, mask, rem);
-        got = exchange(c, rbuf, tmp, count, dt, peer, base + step, true);
-        rc = rc != MPI_SUCCESS ? rc : got;
-        if (rc != MPI_SUCCESS)
-            continue;
-        if (op->commute || peer < r) {
-            cdn_op_reduce(op, tmp, rbuf, count, dt);  /* lower range first */
-        } else {
-            cdn_op_reduce(op, rbuf, tmp, count, dt);  /* rbuf op tmp, into tmp */
-            cdn_copy(rbuf, tmp, bytes);
-        }
-    }
-    if (r < 2 * rem) {
-        got = r % 2 ? exchange(c, rbuf, NULL, count, dt, r - 1, base + RD_LAST_SUB, true)
-                    : exchange(c, NULL, rbuf, count, dt, r + 1, base + RD_LAST_SUB, false);
-        rc = rc != MPI_SUCCESS ? rc : got;
-    }
-    return rc;
+    struct among all = {c->size, c->rank, NULL, 0};
+    struct rd_direct x = {c, rbuf, tmp, count, dt, op, bytes, base, MPI_SUCCESS};
+    rd_walk(&all, &rd_direct_ops, &x);
+    return x.rc;
 }

@@ -70,12 +70,16 @@ struct shm_ctrl {
 
 enum { OUT_SEND, OUT_CTRL, OUT_STREAM, OUT_AM };
 
+#define SHM_AM_INLINE 64
+
 struct shm_out {
     struct shm_out *next;
     int kind;
     struct cdn_xfer *x;           /* OUT_SEND, OUT_STREAM */
     struct shm_ctrl ctrl;         /* OUT_CTRL; OUT_AM: the id in a, the length in len */
-    void *am;                     /* OUT_AM: a copy of the payload (a full ring only) */
+    void *am;                     /* OUT_AM: a copy of the payload: am_inline, or
+                                   * allocated when longer (a full ring only) */
+    unsigned char am_inline[SHM_AM_INLINE];
     uint64_t a, len;              /* OUT_STREAM: the receiver's request, bytes to send */
     uint64_t off;                 /* OUT_STREAM: bytes sent */
 };
@@ -145,6 +149,14 @@ static void unqueue(struct shm_state *st, struct shm_peer *p, struct shm_out **l
     p->out_spare = o;
     atomic_fetch_sub(&st->queued, 1);
     cdn_progress_work_changed(-1);
+}
+
+/* An OUT_AM item's payload copy is done with. */
+static void am_drop(struct shm_out *o)
+{
+    if (o->am != o->am_inline)
+        free(o->am);
+    o->am = NULL;
 }
 
 static void dequeue(struct shm_state *st, struct shm_peer *p)
@@ -367,10 +379,8 @@ static int flush(struct shm_state *st, struct shm_peer *p, struct cdn_xfer **don
             ok = emit_ctrl(p, &o->ctrl);
         } else if (o->kind == OUT_AM) {
             ok = emit_am(p, (unsigned)o->ctrl.a, o->am, (size_t)o->ctrl.len);
-            if (ok) {
-                free(o->am);
-                o->am = NULL;
-            }
+            if (ok)
+                am_drop(o);
         } else {
             ok = emit_stream(p, o, &n);
             if (ok) {
@@ -619,8 +629,8 @@ static int shm_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
 }
 
 /* An active message: one cell (shm_am_send), or a queued copy while
- * messages wait for ring space before it (a full ring: the only time an
- * active message allocates). */
+ * messages wait for ring space before it: in the queue item up to
+ * SHM_AM_INLINE bytes (a cancel's 24), allocated above that. */
 static int shm_am_send(struct cdn_transport *tp, int peer, unsigned id, const void *data,
                        size_t len)
 {
@@ -630,7 +640,9 @@ static int shm_am_send(struct cdn_transport *tp, int peer, unsigned id, const vo
     bool sent = p->outq == NULL && emit_am(p, id, data, len);
     if (!sent) {
         struct shm_out *o = out_get(st, p);
-        void *copy = o != NULL ? malloc(len > 0 ? len : 1) : NULL;
+        void *copy = o == NULL                ? NULL
+                     : len <= SHM_AM_INLINE ? o->am_inline
+                                            : malloc(len);
         if (copy == NULL) {
             if (o != NULL) {
                 o->next = p->out_spare;
@@ -1348,7 +1360,7 @@ static void shm_finalize(struct cdn_transport *tp)
     for (int i = 0; i < st->nlocal; i++) {
         struct shm_peer *p = &st->peers[i];
         while (p->outq != NULL) {
-            free(p->outq->am);
+            am_drop(p->outq);
             dequeue(st, p);
         }
         while (p->out_spare != NULL) {

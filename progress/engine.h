@@ -425,8 +425,9 @@ void cdn_progress_defer_in(int ctx, struct cdn_work *w);
 #define CDN_PROGRESS_THREADS_MAX 16
 /* Progress thread (progress/thread.c), and with CADENCE_PROGRESS_THREADS=N
  * above 1 its helpers: helper i (1..N-1) polls the contexts c >= 1 with
- * c % N == i, the thread every context (it alone sleeps on the doorbells,
- * the guarantee of strong progress). */
+ * c % N == i and sleeps on their doorbells, the thread every context (it
+ * sleeps on every context's doorbells: the guarantee of strong
+ * progress). */
 int cdn_progress_thread_start(void);
 void cdn_progress_thread_stop(void);
 

@@ -32,6 +32,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -358,33 +360,64 @@ static void *progress_main(void *arg)
 
 /* Helper threads (engine.h): poll their contexts while they have traffic,
  * spin CADENCE_PROGRESS_SPIN empty rounds (none oversubscribed), then
- * sleep 50 us, doubling to 20 ms, between rounds.  They arm no doorbell:
- * the progress thread sleeping on every context's keeps progress strong,
- * the helpers add hands while contexts are busy.  Idle, each wakes 50
- * times a second: two helpers cost an idle process 0.2-0.3% of a core
- * here (0.6% with a 5 ms cap; 0-0.1% without helpers), test
- * idle-cpu-ctx2-helpers. */
-static pthread_t helpers[CDN_PROGRESS_THREADS_MAX];
+ * sleep in epoll on their contexts' transports with the doorbells armed
+ * (transport ops arm and disarm), so an idle helper costs nothing and a
+ * message for its contexts wakes it.  The progress thread also sleeps on
+ * every context's doorbells: when it wakes first and drains a doorbell,
+ * the helper may sleep on until its look HELPER_LOOK_MS later -- the
+ * message is the thread's to take then, so progress stays strong; the
+ * helpers add hands while contexts are busy. */
+#define HELPER_LOOK_MS 100
+
+struct helper {
+    pthread_t th;
+    int id;
+    int epfd;      /* its contexts' transport fds and stop_fd */
+    int stop_fd;   /* eventfd: cdn_progress_thread_stop */
+};
+static struct helper helpers[CDN_PROGRESS_THREADS_MAX];
 static int nhelpers;
+
+/* Arm the doorbells of h's contexts and sleep until one rings, the look
+ * comes or the thread stops; unless input or queued work is there. */
+static void helper_sleep(struct helper *h)
+{
+    int n = cdn_engine.nthreads, ready = 0;
+    for (int c = h->id; c < cdn_engine.nctx; c += n)
+        for (int i = 0; i < cdn_engine.ctx[c].ntransports; i++) {
+            struct cdn_transport *tp = cdn_engine.ctx[c].transports[i];
+            if (tp->ops->arm != NULL)
+                ready |= tp->ops->arm(tp) != 0;
+        }
+    if (!ready && !atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
+        struct epoll_event ev[8];
+        epoll_wait(h->epfd, ev, 8, HELPER_LOOK_MS);
+    }
+    for (int c = h->id; c < cdn_engine.nctx; c += n)
+        for (int i = 0; i < cdn_engine.ctx[c].ntransports; i++) {
+            struct cdn_transport *tp = cdn_engine.ctx[c].transports[i];
+            if (tp->ops->disarm != NULL)
+                tp->ops->disarm(tp);
+        }
+}
 
 static void *helper_main(void *arg)
 {
-    int id = (int)(intptr_t)arg, n = cdn_engine.nthreads;
+    struct helper *h = arg;
+    int n = cdn_engine.nthreads;
     int spin = cdn_engine.oversubscribed ? 0 : cdn_engine.spin_polls, idle = 0;
-    long pause_ns = 0;
     while (!atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         int got = 0;
-        for (int c = id; c < cdn_engine.nctx; c += n)
+        for (int c = h->id; c < cdn_engine.nctx; c += n)
             got += cdn_progress_poll_ctx(c);
         if (got > 0) {
             idle = 0;
-            pause_ns = 0;
         } else if (++idle <= spin) {
             CDN_CPU_RELAX();
         } else {
-            pause_ns = pause_ns == 0 ? 50000 : pause_ns < 10000000 ? 2 * pause_ns : 20000000;
-            struct timespec ts = {0, pause_ns};
-            nanosleep(&ts, NULL);
+            /* and back to sleep after one empty look: spinning again
+             * would cost 2,000 polls (system calls over TCP) a look */
+            helper_sleep(h);
         }
     }
     return NULL;
@@ -395,13 +428,29 @@ static int helpers_start(void)
 {
     nhelpers = 0;
     for (int i = 1; i < cdn_engine.nthreads && i < cdn_engine.nctx; i++) {
-        int rc = pthread_create(&helpers[nhelpers], NULL, helper_main, (void *)(intptr_t)i);
+        struct helper *h = &helpers[nhelpers];
+        *h = (struct helper){.id = i, .epfd = epoll_create1(EPOLL_CLOEXEC),
+                             .stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+        if (h->epfd < 0 || h->stop_fd < 0)
+            return cdn_err(MPI_ERR_OTHER, "MPI_Init: progress helper thread %d: no epoll or "
+                           "eventfd", i);
+        struct epoll_event ev = {.events = EPOLLIN};
+        epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->stop_fd, &ev);
+        for (int c = i; c < cdn_engine.nctx; c += cdn_engine.nthreads)
+            for (int t = 0; t < cdn_engine.ctx[c].ntransports; t++) {
+                struct cdn_transport *tp = cdn_engine.ctx[c].transports[t];
+                int fd = tp->ops->fd(tp);
+                if (fd >= 0)
+                    epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev);
+            }
+        int rc = pthread_create(&h->th, NULL, helper_main, h);
         if (rc != 0)
             return cdn_err(MPI_ERR_OTHER, "MPI_Init: cannot start progress helper thread %d "
                            "(error %d)", i, rc);
         char name[16];
         snprintf(name, sizeof name, "cdn-progress-%d", i % 100);
-        pthread_setname_np(helpers[nhelpers++], name);
+        pthread_setname_np(h->th, name);
+        nhelpers++;
     }
     return MPI_SUCCESS;
 }
@@ -437,8 +486,15 @@ void cdn_progress_thread_stop(void)
     atomic_store_explicit(&cdn_engine.thread_stop, true, memory_order_release);
     cdn_progress_kick();
     pthread_join(cdn_engine.thread, NULL);
-    for (int i = 0; i < nhelpers; i++)
-        pthread_join(helpers[i], NULL);
+    for (int i = 0; i < nhelpers; i++) {
+        uint64_t one = 1;
+        if (write(helpers[i].stop_fd, &one, sizeof one) < 0) {
+            /* an eventfd write fails only on overflow: it is readable anyway */
+        }
+        pthread_join(helpers[i].th, NULL);
+        close(helpers[i].epfd);
+        close(helpers[i].stop_fd);
+    }
     nhelpers = 0;
     cdn_progress_linger_end(CDN_LINGER_OTHER);
     cdn_engine.thread_on = false;

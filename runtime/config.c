@@ -21,7 +21,7 @@ const struct cdn_param cdn_params[] = {
      "complete while the application computes). 0 turns it off; progress is then made inside "
      "MPI calls only. N above 1 (at most 16) adds N-1 helper threads, helper i polling the "
      "progress contexts c >= 1 with c % N == i (CADENCE_PROGRESS_CONTEXTS): busy contexts "
-     "are progressed in parallel; an idle helper sleeps, backing off to 20 ms."},
+     "are progressed in parallel; an idle helper sleeps on its contexts' doorbells."},
     {"CADENCE_PROGRESS_CONTEXTS", "integer", "1", "library",
      "Progress contexts per process (1-64): independent lanes of the engine, each with its own "
      "instance of every transport (shared-memory rings, TCP connections), its own poll lock "

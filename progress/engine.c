@@ -122,10 +122,10 @@ static int transport_open(int ctx, const struct cdn_transport_kind *k, int ki)
 {
     if (all_reached(ctx))
         return MPI_SUCCESS;
-    struct cdn_transport *tp = k->create(ctx);
+    struct cdn_transport *tp = k->create();
     if (tp == NULL)
         return MPI_SUCCESS;
-    tp->ctx = ctx;
+    tp->ctx = ctx;  /* before init: what the instance publishes is named by it */
     tp->kind = ki;
     int rc = tp->ops->init(tp);
     if (rc != MPI_SUCCESS)
@@ -200,10 +200,8 @@ static int contexts_open(void)
     struct cdn_pctx *ctx = calloc((size_t)n, sizeof *ctx);
     if (ctx == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: out of memory for %d progress contexts", n);
-    for (int i = 0; i < n; i++) {
-        ctx[i].id = i;
+    for (int i = 0; i < n; i++)
         pthread_mutex_init(&ctx[i].work_lock, NULL);
-    }
     cdn_engine.ctx = ctx;
     cdn_engine.nctx = n;
     cdn_rt.pctx_count = n;  /* what a communicator may ask for (runtime/comm_hints.c) */
@@ -222,8 +220,6 @@ static int contexts_open(void)
     cdn_transport_kinds(&nkinds);
     return cdn_sent_open(nkinds);
 }
-
-
 
 bool cdn_progress_oversubscribed(int local_size)
 {
@@ -604,14 +600,20 @@ static inline int poll_ctx_transports(struct cdn_pctx *c)
     return n;
 }
 
+/* The k-th context to poll: the calling thread's home first, then the
+ * others in order. */
+static inline struct cdn_pctx *nth_from_home(int k)
+{
+    int home = cdn_progress_home;
+    return &cdn_engine.ctx[k == 0 ? home : k <= home ? k - 1 : k];
+}
+
 /* Poll every context's transports once, the home context first. */
 static int poll_transports(void)
 {
-    int home = cdn_progress_home;
-    int n = poll_ctx_transports(&cdn_engine.ctx[home]);
-    for (int i = 0; i < cdn_engine.nctx; i++)
-        if (i != home)
-            n += poll_ctx_transports(&cdn_engine.ctx[i]);
+    int n = 0;
+    for (int k = 0; k < cdn_engine.nctx; k++)
+        n += poll_ctx_transports(nth_from_home(k));
     return n;
 }
 
@@ -622,22 +624,24 @@ bool cdn_progress_poll_missed(void)
     return m;
 }
 
-int cdn_progress_poll_ctx(int ctx)
+static inline int poll_ctx(struct cdn_pctx *c)
 {
-    struct cdn_pctx *c = &cdn_engine.ctx[ctx];
     int ran = 0;
     if (atomic_load_explicit(&c->nwork, memory_order_relaxed) > 0)
         ran = run_work(c);
     return ran + poll_ctx_transports(c);
 }
 
+int cdn_progress_poll_ctx(int ctx)
+{
+    return poll_ctx(&cdn_engine.ctx[ctx]);
+}
+
 int cdn_progress_poll(void)
 {
-    int home = cdn_progress_home;
-    int n = cdn_progress_poll_ctx(home);
-    for (int i = 0; i < cdn_engine.nctx; i++)
-        if (i != home)
-            n += cdn_progress_poll_ctx(i);
+    int n = 0;
+    for (int k = 0; k < cdn_engine.nctx; k++)
+        n += poll_ctx(nth_from_home(k));
     return n;
 }
 

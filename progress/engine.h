@@ -66,7 +66,6 @@ struct cdn_work {
  * message arrives through.  Context 0 carries MPI_COMM_WORLD and every
  * communicator not mapped elsewhere (runtime/comm.h, pctx). */
 struct cdn_pctx {
-    int id;
     atomic_bool poll_lock;        /* one poller of its transports at a time: only ever
                                    * tried (an exchange), released by a plain store */
     int ntransports;

@@ -32,6 +32,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -372,7 +373,9 @@ static void *progress_main(void *arg)
 struct helper {
     pthread_t th;
     int id;
-    int epfd;      /* its contexts' transport fds and stop_fd */
+    int ntps;      /* its contexts' transports (arm and disarm act on them) */
+    struct cdn_transport **tps;
+    int epfd;      /* their fds and stop_fd */
     int stop_fd;   /* eventfd: cdn_progress_thread_stop */
 };
 static struct helper helpers[CDN_PROGRESS_THREADS_MAX];
@@ -382,23 +385,17 @@ static int nhelpers;
  * comes or the thread stops; unless input or queued work is there. */
 static void helper_sleep(struct helper *h)
 {
-    int n = cdn_engine.nthreads, ready = 0;
-    for (int c = h->id; c < cdn_engine.nctx; c += n)
-        for (int i = 0; i < cdn_engine.ctx[c].ntransports; i++) {
-            struct cdn_transport *tp = cdn_engine.ctx[c].transports[i];
-            if (tp->ops->arm != NULL)
-                ready |= tp->ops->arm(tp) != 0;
-        }
+    int ready = 0;
+    for (int i = 0; i < h->ntps; i++)
+        if (h->tps[i]->ops->arm != NULL)
+            ready |= h->tps[i]->ops->arm(h->tps[i]) != 0;
     if (!ready && !atomic_load_explicit(&cdn_engine.thread_stop, memory_order_acquire)) {
         struct epoll_event ev[8];
         epoll_wait(h->epfd, ev, 8, HELPER_LOOK_MS);
     }
-    for (int c = h->id; c < cdn_engine.nctx; c += n)
-        for (int i = 0; i < cdn_engine.ctx[c].ntransports; i++) {
-            struct cdn_transport *tp = cdn_engine.ctx[c].transports[i];
-            if (tp->ops->disarm != NULL)
-                tp->ops->disarm(tp);
-        }
+    for (int i = 0; i < h->ntps; i++)
+        if (h->tps[i]->ops->disarm != NULL)
+            h->tps[i]->ops->disarm(h->tps[i]);
 }
 
 static void *helper_main(void *arg)
@@ -434,11 +431,19 @@ static int helpers_start(void)
         if (h->epfd < 0 || h->stop_fd < 0)
             return cdn_err(MPI_ERR_OTHER, "MPI_Init: progress helper thread %d: no epoll or "
                            "eventfd", i);
+        int ntps = 0;
+        for (int c = i; c < cdn_engine.nctx; c += cdn_engine.nthreads)
+            ntps += cdn_engine.ctx[c].ntransports;
+        h->tps = malloc(((size_t)ntps + 1) * sizeof *h->tps);
+        if (h->tps == NULL)
+            return cdn_err(MPI_ERR_NO_MEM, "MPI_Init: progress helper thread %d: out of memory",
+                           i);
         struct epoll_event ev = {.events = EPOLLIN};
         epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->stop_fd, &ev);
         for (int c = i; c < cdn_engine.nctx; c += cdn_engine.nthreads)
             for (int t = 0; t < cdn_engine.ctx[c].ntransports; t++) {
                 struct cdn_transport *tp = cdn_engine.ctx[c].transports[t];
+                h->tps[h->ntps++] = tp;
                 int fd = tp->ops->fd(tp);
                 if (fd >= 0)
                     epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -494,6 +499,7 @@ void cdn_progress_thread_stop(void)
         pthread_join(helpers[i].th, NULL);
         close(helpers[i].epfd);
         close(helpers[i].stop_fd);
+        free(helpers[i].tps);
     }
     nhelpers = 0;
     cdn_progress_linger_end(CDN_LINGER_OTHER);

@@ -11,8 +11,8 @@
 #include <stdio.h>
 
 /* Each transport's constructor (its folder's only entry point). */
-struct cdn_transport *cdn_shm_transport_create(int ctx);
-struct cdn_transport *cdn_tcp_transport_create(int ctx);
+struct cdn_transport *cdn_shm_transport_create(void);
+struct cdn_transport *cdn_tcp_transport_create(void);
 
 static const struct cdn_transport_kind kinds[] = {
     {"shm", "processes on one node", cdn_shm_transport_create},

@@ -166,8 +166,8 @@ struct cdn_transport {
     const struct cdn_transport_ops *ops;
     int ctx;              /* the progress context this instance serves: each context
                            * has its own instance of every transport (own rings,
-                           * own connections), made by the kind's create */
-    int kind;             /* its index in cdn_transport_kinds */
+                           * own connections); set by the engine before init */
+    int kind;             /* its index in cdn_transport_kinds (set by the engine) */
     unsigned caps;        /* what it can do beyond messages (CDN_TP_CAP_*) */
     size_t am_max;        /* the largest active message */
     size_t eager_limit;   /* larger messages go by rendezvous */
@@ -177,13 +177,13 @@ struct cdn_transport {
 };
 
 /* A transport compiled in: the name CADENCE_TRANSPORTS calls it by, what
- * it reaches (for messages), and its constructor of the instance serving
- * progress context ctx, which returns NULL when the transport does not
- * apply to this job. */
+ * it reaches (for messages), and its constructor of one instance (the
+ * engine makes one per progress context), which returns NULL when the
+ * transport does not apply to this job. */
 struct cdn_transport_kind {
     const char *name;
     const char *reaches;
-    struct cdn_transport *(*create)(int ctx);
+    struct cdn_transport *(*create)(void);
 };
 /* The name under which an instance publishes an address in the job's
  * modex: base for context 0, base.<ctx> for the others (the peer's

@@ -1401,7 +1401,7 @@ static const struct cdn_transport_ops shm_ops = {
     .finalize = shm_finalize,
 };
 
-struct cdn_transport *cdn_shm_transport_create(int ctx)
+struct cdn_transport *cdn_shm_transport_create(void)
 {
     int nlocal = cdn_job_local_size();
     if (nlocal <= 1 || cdn_param_long("CADENCE_SHM", 1, 0, 1) == 0)
@@ -1437,7 +1437,6 @@ struct cdn_transport *cdn_shm_transport_create(int ctx)
     st->split_min = (uint64_t)cdn_param_long("CADENCE_SHM_SPLIT_MIN", 64 << 10, 0, LONG_MAX);
     st->prefault_max = (int)cdn_param_long("CADENCE_SHM_PREFAULT", 16, 0, 1 << 20);
     st->tp.ops = &shm_ops;
-    st->tp.ctx = ctx;
     st->tp.am_max = SHM_CELL_PAYLOAD;
     st->tp.caps = st->cma != 0 ? CDN_TP_CAP_GET | CDN_TP_CAP_PUT : 0;
     st->tp.eager_limit = (size_t)limit;

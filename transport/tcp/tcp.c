@@ -64,12 +64,19 @@ static void list_push(struct cdn_xfer **head, struct cdn_xfer *r)
     *head = r;
 }
 
-/* (the lists hold the sends and receives in flight with one peer: short) */
+/* The link that points at the transfer whose address is cookie, or the
+ * list's terminating NULL (the lists hold the sends and receives in flight
+ * with one peer: short). */
+static struct cdn_xfer **list_link(struct cdn_xfer **head, uint64_t cookie)
+{
+    while (*head != NULL && (uint64_t)(uintptr_t)*head != cookie)
+        head = &(*head)->next;
+    return head;
+}
+
 static void list_remove(struct cdn_xfer **head, struct cdn_xfer *r)
 {
-    struct cdn_xfer **link = head;
-    while (*link != NULL && *link != r)
-        link = &(*link)->next;
+    struct cdn_xfer **link = list_link(head, (uint64_t)(uintptr_t)r);
     if (*link != NULL)
         *link = r->next;
     r->next = NULL;
@@ -77,10 +84,7 @@ static void list_remove(struct cdn_xfer **head, struct cdn_xfer *r)
 
 static struct cdn_xfer *list_find(struct cdn_xfer *head, uint64_t cookie)
 {
-    for (struct cdn_xfer *r = head; r != NULL; r = r->next)
-        if ((uint64_t)(uintptr_t)r == cookie)
-            return r;
-    return NULL;
+    return *list_link(&head, cookie);
 }
 
 void tcp_watch_out(struct tcp_state *st, struct tcp_peer *p, bool on)
@@ -473,11 +477,13 @@ static _Noreturn void bad_peer(struct tcp_state *st, struct tcp_peer *p, const c
 static struct cdn_xfer *take_waiting(struct tcp_peer *p, uint64_t cookie, int want)
 {
     pthread_mutex_lock(&p->lock);
-    struct cdn_xfer *r = list_find(p->waiting, cookie);
-    if (r != NULL && (want == 0 || r->state == want))
-        list_remove(&p->waiting, r);
-    else
+    struct cdn_xfer **link = list_link(&p->waiting, cookie), *r = *link;
+    if (r != NULL && (want == 0 || r->state == want)) {
+        *link = r->next;
+        r->next = NULL;
+    } else {
         r = NULL;
+    }
     pthread_mutex_unlock(&p->lock);
     return r;
 }
@@ -783,7 +789,7 @@ static const struct cdn_transport_ops tcp_ops = {
     .finalize = tcp_finalize,
 };
 
-struct cdn_transport *cdn_tcp_transport_create(int ctx)
+struct cdn_transport *cdn_tcp_transport_create(void)
 {
     int size = cdn_job_size();
     if (size <= 1)
@@ -810,7 +816,6 @@ struct cdn_transport *cdn_tcp_transport_create(int ctx)
     }
     st->auth_ms = cdn_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
     st->tp.ops = &tcp_ops;
-    st->tp.ctx = ctx;
     st->tp.am_max = TCP_AM_MAX;
     st->tp.eager_always = st->tp.eager_limit =
         (size_t)cdn_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);

@@ -20,6 +20,7 @@
 
 #include "api/entry.h"
 #include "cdn_api_impl.h"
+#include "partitioned/part.h"
 #include "progress/engine.h"
 #include "progress/p2p.h"
 #include "progress/request.h"
@@ -266,6 +267,10 @@ int cdn_MPI_Request_free(MPI_Request *request)
         rc = owned(r, *request, "MPI_Request_free");
     if (rc != MPI_SUCCESS)
         return rc;
+    if (r->kind == CDN_REQ_PART && (rc = cdn_part_user_free(r, "MPI_Request_free")) != MPI_SUCCESS) {
+        cdn_api_request_error(r);
+        return rc;
+    }
     if (cdn_usched_is_request(r))
         cdn_usched_request_free(r);  /* runs the part after its completion point */
     else
@@ -284,6 +289,11 @@ int cdn_MPI_Cancel(MPI_Request *request)
     if (what == L_INACTIVE)
         return cdn_err(MPI_ERR_REQUEST, "MPI_Cancel: persistent request 0x%x is not active",
                        (unsigned)*request);
+    if (r->kind == CDN_REQ_PART) {
+        cdn_api_request_error(r);
+        return cdn_err(MPI_ERR_REQUEST, "MPI_Cancel: request 0x%x is partitioned; an active "
+                       "partitioned request cannot be cancelled", (unsigned)*request);
+    }
     if (r->ops->cancel != NULL)
         return r->ops->cancel(r);
     return MPI_SUCCESS;

@@ -535,6 +535,20 @@ int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, i
                      false, out);
 }
 
+int cdn_p2p_send_init_ctx(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                          int tag, struct cdn_comm *comm, uint32_t ctx,
+                          struct cdn_request **out)
+{
+    return send_make(buf, count, dt, dest, tag, comm, ctx, CDN_SEND_STANDARD, true, out);
+}
+
+int cdn_p2p_recv_init_ctx(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
+                          int tag, struct cdn_comm *comm, uint32_t ctx,
+                          struct cdn_request **out)
+{
+    return recv_make(buf, count, dt, source, tag, comm, ctx, true, true, false, out);
+}
+
 int cdn_p2p_recv_exact(const struct cdn_request *rreq)
 {
     const MPI_Status *st = &rreq->status;

@@ -75,6 +75,17 @@ bool cdn_p2p_send_now_of(const struct cdn_request *sreq);
 int cdn_p2p_recv_internal(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out);
+/* Persistent (unstarted) send and receive requests on an explicit
+ * matching context ctx of comm: what partitioned requests
+ * (partitioned/part.c) send on the communicator's partitioned context
+ * (CDN_COMM_CTX_PART).  Standard mode; the receive is urgent (as on the
+ * internal context: its sender does not wait for the receiver's next poll). */
+int cdn_p2p_send_init_ctx(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                          int tag, struct cdn_comm *comm, uint32_t ctx,
+                          struct cdn_request **out);
+int cdn_p2p_recv_init_ctx(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
+                          int tag, struct cdn_comm *comm, uint32_t ctx,
+                          struct cdn_request **out);
 /* A collective's receive rreq completed: its status's error, or, when it
  * succeeded with fewer bytes than its buffer holds, MPI_ERR_COUNT naming
  * both sizes.  Every receive of a collective is sized from the call's

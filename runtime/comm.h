@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "runtime/ctxid.h"
 #include "runtime/handle.h"
 #include "runtime/runtime.h"
 
@@ -48,6 +49,12 @@ void cdn_bsend_owner_free(struct cdn_bsend_pool **slot);
  * intercommunicator: every process of both groups).
  */
 #define CDN_COMM_CTX_COLL(c) ((c)->context_id + 1)
+/* A third matching context, above every communicator's pair of ids
+ * (runtime/ctxid.h: ids stay below CDN_CTXID_MAX), carries partitioned
+ * point-to-point traffic (partitioned/part.c), so its many per-transfer
+ * receives never lengthen the queues the user's messages and the
+ * collectives are matched in. */
+#define CDN_COMM_CTX_PART(c) (CDN_CTXID_MAX + (c)->context_id)
 #define CDN_TAG_COMM_BASE (-4096)
 
 struct cdn_comm {

@@ -79,6 +79,11 @@ const struct cdn_param cdn_params[] = {
      "intracommunicator moving at most this much (per buffer; per block for alltoall) leaves "
      "its schedule with the communicator, which keeps the last four; an identical later call "
      "runs it again instead of building one. 0 keeps only calls that move nothing (barrier)."},
+    {"CADENCE_PART_MIN_BYTES", "integer", "4096", "library",
+     "Bytes: a partitioned send and receive whose plan is automatic (info "
+     "cadence_part_transfers unset or auto) merge neighbouring partitions into transfers of at "
+     "least this size (the sender's value, unless the receive's info sets "
+     "cadence_part_min_bytes). 0 keeps every boundary of both sides. See docs/partitioned.md."},
     {"CADENCE_PROGRESS_START_DELAY_US", "integer", "20", "library",
      "When the progress thread shares the application's only processing unit: microseconds it "
      "waits before running work queued by a nonblocking call (a started collective), so that "

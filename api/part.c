@@ -13,6 +13,7 @@
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/info.h"
+#include "runtime/op.h"
 
 static int init_args(const char *fn, const void *buf, int partitions, MPI_Count count,
                      MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, MPI_Info info,
@@ -192,4 +193,91 @@ int cdn_MPIX_Pbuf_prepareall(int count, MPI_Request array_of_requests[])
             return failed(r, rc);
     }
     return MPI_SUCCESS;
+}
+
+/* ---- partitioned collectives ---- */
+
+static int coll_args(const char *fn, int partitions, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request, struct cdn_comm **c)
+{
+    int rc = MPI_SUCCESS;
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "%s: request is NULL", fn);
+    *c = cdn_api_comm(comm, fn, &rc);
+    if (*c == NULL)
+        return rc;
+    if ((*c)->inter)
+        return cdn_err(MPI_ERR_COMM, "%s: the communicator is an intercommunicator; partitioned "
+                       "collectives take an intracommunicator", fn);
+    if (partitions < 1 || partitions > CDN_PART_COLL_MAX)
+        return cdn_err(MPI_ERR_ARG, "%s: partitions %d is not in 1..%d", fn, partitions,
+                       CDN_PART_COLL_MAX);
+    cdn_info_arg(info, fn, &rc);
+    return rc;
+}
+
+int cdn_MPIX_Pbcast_init(void *buffer, int partitions, MPI_Count count, MPI_Datatype datatype,
+                         int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPIX_Pbcast_init";
+    struct cdn_comm *c;
+    struct cdn_datatype *dt;
+    struct cdn_request *r;
+    int rc = coll_args(fn, partitions, comm, info, request, &c);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_api_buf(fn, "buffer", false, buffer, count, datatype, &dt);
+    if (rc == MPI_SUCCESS && (root < 0 || root >= c->size))
+        rc = cdn_err(MPI_ERR_ROOT, "%s: root %d is not a rank of the communicator (size %d)", fn,
+                     root, c->size);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_part_bcast_init(buffer, partitions, count, dt, root, c, &r);
+    if (rc == MPI_SUCCESS)
+        *request = cdn_request_publish(r);
+    return rc;
+}
+
+int cdn_MPIX_Pallreduce_init(const void *sendbuf, void *recvbuf, int partitions,
+                             MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                             MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPIX_Pallreduce_init";
+    struct cdn_comm *c;
+    struct cdn_datatype *dt;
+    struct cdn_op *o;
+    struct cdn_request *r;
+    int rc = coll_args(fn, partitions, comm, info, request, &c);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_api_buf(fn, "recvbuf", false, recvbuf, count, datatype, &dt);
+    if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+        rc = cdn_api_buf(fn, "sendbuf", false, sendbuf, count, datatype, &dt);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_op_check(op, dt, false, fn, &o);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_part_allreduce_init(sendbuf, recvbuf, partitions, count, dt, o, c, &r);
+    if (rc == MPI_SUCCESS)
+        *request = cdn_request_publish(r);
+    return rc;
+}
+
+int cdn_MPIX_Palltoall_init(const void *sendbuf, void *recvbuf, int partitions,
+                            MPI_Count count, MPI_Datatype datatype, MPI_Comm comm,
+                            MPI_Info info, MPI_Request *request)
+{
+    const char *fn = "MPIX_Palltoall_init";
+    struct cdn_comm *c;
+    struct cdn_datatype *dt;
+    struct cdn_request *r;
+    int rc = coll_args(fn, partitions, comm, info, request, &c);
+    if (rc == MPI_SUCCESS && sendbuf == MPI_IN_PLACE)
+        rc = cdn_err(MPI_ERR_BUFFER, "%s: sendbuf is MPI_IN_PLACE, which this call does not "
+                     "take", fn);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_api_buf(fn, "sendbuf", false, sendbuf, count, datatype, &dt);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_api_buf(fn, "recvbuf", false, recvbuf, count, datatype, &dt);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_part_alltoall_init(sendbuf, recvbuf, partitions, count, dt, c, &r);
+    if (rc == MPI_SUCCESS)
+        *request = cdn_request_publish(r);
+    return rc;
 }

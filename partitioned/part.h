@@ -85,6 +85,9 @@ _Atomic unsigned char *cdn_part_flags_new(int n);
 
 /* ---- collectives (pcoll.c) ---- */
 
+/* Partitions a collective may have: each uses one sub-tag of its schedule. */
+#define CDN_PART_COLL_MAX 256
+
 int cdn_part_bcast_init(void *buf, int partitions, MPI_Count count, struct cdn_datatype *dt,
                         int root, struct cdn_comm *comm, struct cdn_request **out);
 int cdn_part_allreduce_init(const void *sendbuf, void *recvbuf, int partitions,

@@ -30,7 +30,8 @@
 #include "runtime/op.h"
 #include "runtime/runtime.h"
 
-enum node_kind { N_NOP, N_SEND, N_RECV, N_REQUEST, N_REDUCE, N_COPY, N_CALLBACK, N_LOOP };
+enum node_kind { N_NOP, N_SEND, N_RECV, N_REQUEST, N_REDUCE, N_COPY, N_CALLBACK, N_LOOP,
+                 N_TRIGGER };
 
 struct node {
     int kind;
@@ -46,6 +47,9 @@ struct node {
                                        * it never runs */
     int (*guard)(void *arg);          /* run only when it returns nonzero (else skipped) */
     void *guard_arg;
+    bool watch;                       /* records its completion (cdn_sched_watch) */
+    atomic_uint done_gen;             /* ... as the instance's number (s->gen) */
+    atomic_int trig;                  /* N_TRIGGER, instance state: TRIG_RAN | TRIG_FIRED */
     union {
         struct {
             const void *in;
@@ -98,6 +102,8 @@ struct cdn_sched {
                                        * back to deps as the node becomes ready) */
     int *deps;                        /* ... at the start of an instance */
     int *roots, nroots;               /* the nodes with none, in order */
+    int *trigs, ntrigs;               /* the N_TRIGGER nodes (their state is reset by a start) */
+    atomic_uint gen;                  /* instances started (watched nodes record it) */
     int nbypassed;                    /* joins that never run (bypass_joins) */
     bool loops;                       /* it has loop nodes (their runs restart at 0) */
     int remaining;                    /* nodes whose completion is not yet counted */
@@ -410,6 +416,44 @@ int cdn_sched_callback(struct cdn_sched *s, int (*fn)(void *arg), void *arg)
     return id;
 }
 
+int cdn_sched_trigger(struct cdn_sched *s)
+{
+    int id = add_node(s, N_TRIGGER);
+    if (id < 0)
+        return -1;
+    int *t = realloc(s->trigs, (size_t)(s->ntrigs + 1) * sizeof *t);
+    if (t == NULL) {
+        fail(s, MPI_ERR_NO_MEM);
+        return -1;
+    }
+    s->trigs = t;
+    s->trigs[s->ntrigs++] = id;
+    return id;
+}
+
+void cdn_sched_watch(struct cdn_sched *s, int id)
+{
+    if (id >= 0 && id < s->n)
+        s->nodes[id].watch = true;
+}
+
+#define TRIG_RAN 1
+#define TRIG_FIRED 2
+
+void cdn_sched_fire(struct cdn_request *r, int id)
+{
+    struct cdn_sched *s = sched_of(r);
+    if (atomic_fetch_or(&s->nodes[id].trig, TRIG_FIRED) & TRIG_RAN)
+        node_done(s, id);  /* it was waiting for this */
+}
+
+bool cdn_sched_node_done(struct cdn_request *r, int id)
+{
+    struct cdn_sched *s = sched_of(r);
+    return atomic_load_explicit(&s->nodes[id].done_gen, memory_order_acquire) ==
+           atomic_load_explicit(&s->gen, memory_order_relaxed);
+}
+
 int cdn_sched_nop(struct cdn_sched *s)
 {
     return add_node(s, N_NOP);
@@ -549,7 +593,7 @@ static void bypass_joins(struct cdn_sched *s)
         return;
     for (int j = 0; j < s->n && !s->failed; j++) {
         struct node *nj = &s->nodes[j];
-        if (nj->kind != N_NOP || nj->guard != NULL || nj->ndeps == 0 ||
+        if (nj->kind != N_NOP || nj->guard != NULL || nj->watch || nj->ndeps == 0 ||
             (nj->ndeps > 1 && nj->nsucc > 1))
             continue;
         for (int p = 0; p < j; p++) {  /* predecessors have smaller ids */
@@ -643,6 +687,7 @@ static void sched_free(struct cdn_request *r)
     free(s->left);
     free(s->deps);
     free(s->roots);
+    free(s->trigs);
     free(s->ready);
     free(s);
 }
@@ -759,6 +804,8 @@ static enum ran run_node(struct cdn_sched *s, int i)
     case N_CALLBACK:
         record_error(s, nd->u.cb.fn(nd->u.cb.arg));
         return RAN_DONE;
+    case N_TRIGGER:  /* done when it ran and was fired, whichever comes last */
+        return atomic_fetch_or(&nd->trig, TRIG_RAN) & TRIG_FIRED ? RAN_DONE : RAN_LATER;
     case N_LOOP: {
         /* Every node of its group has completed (the loop node depends on
          * all of them) and none outside the group depends on one of them
@@ -782,7 +829,10 @@ static enum ran run_node(struct cdn_sched *s, int i)
  * copy of them); true when it was the instance's last. */
 static inline __attribute__((always_inline)) bool count_done(struct cdn_sched *s, int i)
 {
-    const struct node *nd = &s->nodes[i];
+    struct node *nd = &s->nodes[i];
+    if (nd->watch)
+        atomic_store_explicit(&nd->done_gen, atomic_load_explicit(&s->gen, memory_order_relaxed),
+                              memory_order_release);
     for (int k = 0; k < nd->nsucc; k++) {
         int j = nd->succ[k];
         if (--s->left[j] == 0) {
@@ -839,7 +889,8 @@ static void finish(struct cdn_sched *s, bool in_start)
  * requests are the work worth handing to the progress thread. */
 static bool light(const struct node *nd)
 {
-    return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK;
+    return nd->kind == N_SEND || nd->kind == N_NOP || nd->kind == N_CALLBACK ||
+           nd->kind == N_TRIGGER;
 }
 
 #define DRAIN_BATCH 16  /* nodes a runner takes off the queue per lock round trip */
@@ -1035,6 +1086,11 @@ static int start_instance(struct cdn_request *r, bool background)
         cdn_request_event(r);
         return MPI_SUCCESS;
     }
+    /* A new instance: watched nodes are not done in it, triggers not fired
+     * (MPI_Start returns before anyone may fire one). */
+    atomic_fetch_add_explicit(&s->gen, 1, memory_order_relaxed);
+    for (int k = 0; k < s->ntrigs; k++)
+        atomic_store_explicit(&s->nodes[s->trigs[k]].trig, 0, memory_order_relaxed);
     /* Completions of sends matter at once when steps follow them or when
      * the schedule is itself a step of something (ring.h, "Wants"). */
     s->wanting = s->steps_after_send || r->parent != NULL;

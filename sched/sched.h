@@ -10,6 +10,8 @@
  *   copy           a datatype-aware copy between two typed buffers;
  *   callback       a function of the builder (MPIX_Schedule user steps);
  *   loop           run a closed group of earlier nodes again (repeats);
+ *   trigger        completes once something outside fires it (partitioned
+ *                  collectives' MPI_Pready);
  *   nop            a join point.
  *
  * Any node may have a guard: a function asked when the node is ready,
@@ -77,6 +79,15 @@ int cdn_sched_copy(struct cdn_sched *s, const void *src, MPI_Count scount,
 /* fn returns MPI_SUCCESS or an error code, which the schedule reports. */
 int cdn_sched_callback(struct cdn_sched *s, int (*fn)(void *arg), void *arg);
 int cdn_sched_nop(struct cdn_sched *s);
+/* A trigger: a node that completes when its dependencies are met and
+ * cdn_sched_fire() was called for it in this instance, whichever comes
+ * last (a partitioned collective's MPI_Pready). */
+int cdn_sched_trigger(struct cdn_sched *s);
+void cdn_sched_fire(struct cdn_request *r, int id);
+/* Node id records its completion: cdn_sched_node_done tells whether it
+ * completed in the current (or last) instance (MPI_Parrived). */
+void cdn_sched_watch(struct cdn_sched *s, int id);
+bool cdn_sched_node_done(struct cdn_request *r, int id);
 /* Node id runs only if guard(arg) returns nonzero when its dependencies
  * are met; otherwise it is skipped (completes at once, without running).
  * How conditions, reset points and completion points of MPIX_Schedule work. */

@@ -18,6 +18,23 @@ static int check_failures, check_count;
         }                                                         \
     } while (0)
 
+#ifdef MPI_VERSION
+/* The error class of an MPI return code. */
+static inline int check_class(int rc)
+{
+    int c;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+/* call returns an error of class want (MPI_SUCCESS included). */
+#define EXPECT(call, want, what)                                                       \
+    do {                                                                                 \
+        int rc_ = check_class(call);                                                     \
+        CHECK(rc_ == (want), "%s: class %d, expected %d", what, rc_, want);              \
+    } while (0)
+#endif
+
 static inline int check_summary(const char *name)
 {
     printf("%s: %d checks, %d failed\n", name, check_count, check_failures);

@@ -509,18 +509,6 @@ static void count_err(MPI_Comm *c, int *code, ...)
     errs_seen++;
 }
 
-static int cls(int rc)
-{
-    int c;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
-#define EXPECT(call, want, what)                                                             \
-    do {                                                                                       \
-        int rc_ = (call);                                                                      \
-        CHECK(cls(rc_) == (want), "%s: class %d, expected %d", what, cls(rc_), want);          \
-    } while (0)
 
 /* Sides whose sizes (or plans) do not match: an error on both, at every
  * instance, and no hang. */
@@ -539,8 +527,8 @@ static void mismatch(int sints, int rints, const char *spol, const char *rpol, i
         if (sender)
             MPI_Pready_range(0, 3, req);
         int rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-        CHECK(cls(rc) == want, "%s, instance %d, %s: class %d, expected %d", what, it,
-              sender ? "send" : "receive", cls(rc), want);
+        CHECK(check_class(rc) == want, "%s, instance %d, %s: class %d, expected %d", what, it,
+              sender ? "send" : "receive", check_class(rc), want);
         MPI_Barrier(pair);
     }
     if (info != MPI_INFO_NULL)

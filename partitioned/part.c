@@ -443,7 +443,7 @@ static int mismatch_err(const struct pp *s, int mm, int64_t their_bytes, int the
 
 /* ---- making the transfers ---- */
 
-static int make_units(struct pp *s, const struct plan_in *in)
+static int make_units_in(struct pp *s, const struct plan_in *in)
 {
     if (!plan_make(in, &s->off, &s->nunits))
         return -1;
@@ -469,6 +469,16 @@ static int make_units(struct pp *s, const struct plan_in *in)
             return -1;
         s->units[u]->parent = s->req;
         s->units[u]->parent_slot = u;
+        if (!s->sender) {
+            /* Only the application waits for a transfer (MPI_Parrived, a
+             * wait): like a user's receive it asks nobody to ring for its
+             * data, and one that comes eagerly raises no want at all (as a
+             * blocking receive's: request.h, waited) -- a rendezvous one
+             * still rings for its RTS, so its data moves while the
+             * application computes. */
+            s->units[u]->u.p2p.urgent = false;
+            s->units[u]->u.p2p.waited = cdn_progress_comes_eagerly(len);
+        }
     }
     if (s->sender) {
         int m = s->base.partitions;
@@ -500,6 +510,33 @@ static int make_units(struct pp *s, const struct plan_in *in)
                               unit_of(s->off, k, q * s->pbytes) + 1;
     }
     return 0;
+}
+
+/* The plan and the transfers of in; on failure nothing of them is left
+ * (nunits 0). */
+static int make_units(struct pp *s, const struct plan_in *in)
+{
+    if (make_units_in(s, in) == 0)
+        return 0;
+    for (int u = 0; s->units != NULL && u < s->nunits; u++)
+        if (s->units[u] != NULL) {
+            s->units[u]->parent = NULL;
+            cdn_request_release(s->units[u]);
+        }
+    free(s->units);
+    free(s->off);
+    free(s->ulo);
+    free(s->uhi);
+    free(s->unit_need);
+    free(s->unit_left);
+    free(s->part_need);
+    free(s->part_left);
+    s->units = NULL;
+    s->off = NULL;
+    s->ulo = s->uhi = s->unit_need = s->part_need = NULL;
+    s->unit_left = s->part_left = NULL;
+    s->nunits = 0;
+    return -1;
 }
 
 /* The sender's transfer u has every partition ready: send it. */
@@ -619,6 +656,14 @@ static void on_ctl(struct pp *s, int e)
         return;
     }
     struct ctl m = s->ctl_in;
+    /* Until the ACK, its arrival is acted on at once (an urgent receive:
+     * the plan may wait for it).  After it only READY comes, which
+     * MPIX_Pbuf_prepare polls for: a receive posted for the request's life
+     * must not keep every peer ringing this process for every message. */
+    if (atomic_load(&s->acked) || (m.cookie == s->cookie && m.type == CTL_ACK)) {
+        s->ctl_req->u.p2p.urgent = false;
+        s->ctl_req->u.p2p.waited = true;
+    }
     if (!atomic_load(&s->freed))
         child_start(s, s->ctl_req);  /* the next control message */
     if (m.cookie != s->cookie)

@@ -9,7 +9,8 @@
  *                    strided datatypes, several instances; each partition's
  *                    bytes checked as soon as MPI_Parrived says it arrived;
  *                    the number of transfers checked per case, and that the
- *                    sender-planned cases sent before any answer came
+ *                    sender-planned cases sent before any answer came; to
+ *                    MPI_PROC_NULL, to self, over an intercommunicator
  *   t_part threads [ITERS] [THREADS]
  *                    THREADS threads per rank each fill and mark their own
  *                    partitions (MPI_THREAD_MULTIPLE); the receiver's
@@ -244,6 +245,37 @@ static void test_cases(void)
     }
     MPI_Request_free(&s);
     MPI_Request_free(&v);
+    /* over an intercommunicator: the pair's two ranks as two groups */
+    MPI_Comm half, inter;
+    int prank;
+    MPI_Comm_rank(pair, &prank);
+    MPI_Comm_split(pair, prank, 0, &half);
+    MPI_Intercomm_create(half, 0, pair, 1 - prank, 33, &inter);
+    int big[4096];
+    MPI_Request q;
+    if (sender)
+        MPI_Psend_init(big, 4, 1024, MPI_INT, 0, 9, inter, MPI_INFO_NULL, &q);
+    else
+        MPI_Precv_init(big, 2, 2048, MPI_INT, 0, 9, inter, MPI_INFO_NULL, &q);
+    int bad = 0;
+    for (int it = 0; it < 3; it++) {
+        for (int i = 0; i < 4096; i++)
+            big[i] = sender ? value(it, i) : 0;
+        MPI_Start(&q);
+        if (sender)
+            MPI_Pready_range(0, 3, q);
+        MPI_Status qs;
+        MPI_Wait(&q, &qs);
+        if (!sender)
+            for (int i = 0; i < 4096; i++)
+                bad += big[i] != value(it, i);
+        CHECK(sender || qs.MPI_SOURCE == 0, "intercommunicator: source %d", qs.MPI_SOURCE);
+        MPI_Barrier(inter);
+    }
+    CHECK(bad == 0, "intercommunicator: %d ints wrong", bad);
+    MPI_Request_free(&q);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
 }
 
 /* ---- threads ---- */

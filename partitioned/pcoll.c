@@ -13,12 +13,12 @@
  *   bcast      a binomial tree from the root: the root's trigger of
  *              partition p leads to its sends; any other rank receives p
  *              from its parent (watched) and forwards it to its children
- *   allreduce  a binomial tree to rank 0 and back, per partition: the
- *              trigger (and a copy of sendbuf's partition into recvbuf's)
- *              leads to the reductions of the children's partial results
- *              in rank order (so a non-commutative op is applied in the
- *              order MPI defines), the send to the parent, the receive of
- *              the result (watched) and its sends to the children
+ *   allreduce  recursive doubling per partition (the collectives' own
+ *              peers and combining order, cdn_coll_rd_steps, so a
+ *              non-commutative op is applied in the order MPI defines):
+ *              the trigger (and a copy of sendbuf's partition into
+ *              recvbuf's) leads to the first exchange; each exchange's
+ *              reduction to the next; the last one is watched
  *   alltoall   the trigger of partition p leads to the sends of slice p of
  *              every block; slice p of every block received (a join,
  *              watched) is partition p arrived
@@ -214,13 +214,83 @@ int cdn_part_bcast_init(void *buf, int partitions, MPI_Count count, struct cdn_d
     return pc_commit(c, s, fn, out);
 }
 
+/* One partition's recursive doubling (cdn_coll_rd_steps) as nodes with
+ * explicit dependencies, so partitions never wait for each other: last is
+ * the node after which acc holds this rank's partial result, sent the
+ * node after which acc may be written again. */
+struct rdp {
+    struct cdn_sched *s;
+    char *acc;
+    void *tmp;
+    MPI_Count count;
+    struct cdn_datatype *dt;
+    struct cdn_op *op;
+    int sub, last, sent;
+    int tmp_used;                 /* the last node reading tmp (-1: none yet) */
+};
+
+static void rdp_fold(void *v, int peer, bool send)
+{
+    struct rdp *x = v;
+    if (send) {  /* this rank drops out until the unfold */
+        x->sent = cdn_sched_send(x->s, x->acc, x->count, x->dt, peer, x->sub);
+        cdn_sched_dep(x->s, x->last, x->sent);
+        return;
+    }
+    int rv = cdn_sched_recv(x->s, x->tmp, x->count, x->dt, peer, x->sub);
+    int red = cdn_sched_reduce(x->s, x->tmp, x->acc, x->count, x->dt, x->op);  /* lower first */
+    cdn_sched_dep(x->s, rv, red);
+    cdn_sched_dep(x->s, x->last, red);
+    x->last = x->tmp_used = red;
+}
+
+static void rdp_step(void *v, int peer, bool peer_lower)
+{
+    struct rdp *x = v;
+    int snd = cdn_sched_send(x->s, x->acc, x->count, x->dt, peer, x->sub);
+    cdn_sched_dep(x->s, x->last, snd);
+    int rv = cdn_sched_recv(x->s, x->tmp, x->count, x->dt, peer, x->sub);
+    if (x->tmp_used >= 0)  /* tmp is free once the step before read it */
+        cdn_sched_dep(x->s, x->tmp_used, rv);
+    int red;
+    if (x->op->commute || peer_lower) {
+        red = cdn_sched_reduce(x->s, x->tmp, x->acc, x->count, x->dt, x->op);  /* acc = tmp op acc */
+        cdn_sched_dep(x->s, snd, red);  /* acc is the send's until it completes */
+    } else {
+        red = cdn_sched_reduce(x->s, x->acc, x->tmp, x->count, x->dt, x->op);  /* tmp = acc op tmp */
+        int cp = cdn_sched_copy(x->s, x->tmp, x->count, x->dt, x->acc, x->count, x->dt);
+        cdn_sched_dep(x->s, red, cp);
+        cdn_sched_dep(x->s, snd, cp);
+        cdn_sched_dep(x->s, rv, red);
+        cdn_sched_dep(x->s, x->last, red);  /* it reads acc */
+        x->last = x->tmp_used = cp;
+        return;
+    }
+    cdn_sched_dep(x->s, rv, red);
+    x->last = x->tmp_used = red;
+}
+
+static void rdp_unfold(void *v, int peer, bool send)
+{
+    struct rdp *x = v;
+    if (send) {
+        int snd = cdn_sched_send(x->s, x->acc, x->count, x->dt, peer, x->sub);
+        cdn_sched_dep(x->s, x->last, snd);
+        return;
+    }
+    int rv = cdn_sched_recv(x->s, x->acc, x->count, x->dt, peer, x->sub);
+    cdn_sched_dep(x->s, x->sent, rv);  /* the fold's send read acc */
+    x->last = rv;
+}
+
+static const struct cdn_coll_rd_visitor rdp_ops = {rdp_fold, rdp_step, rdp_unfold};
+
 int cdn_part_allreduce_init(const void *sendbuf, void *recvbuf, int partitions,
                             MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op,
                             struct cdn_comm *comm, struct cdn_request **out)
 {
     const char *fn = "MPIX_Pallreduce_init";
-    int rc = MPI_SUCCESS, n = comm->size, me = comm->rank, kids[32], nk;
-    int parent = tree(me, n, kids, &nk);
+    int rc = MPI_SUCCESS;
     struct cdn_sched *s;
     struct pc *c = pc_new(comm, partitions, true, fn, &s, &rc);
     if (c == NULL)
@@ -229,45 +299,22 @@ int cdn_part_allreduce_init(const void *sendbuf, void *recvbuf, int partitions,
     bool in_place = sendbuf == MPI_IN_PLACE;
     for (int p = 0; p < partitions; p++) {
         MPI_Aint off = (MPI_Aint)p * count * ext;
-        char *rb = (char *)recvbuf + off;
-        int last = c->trig[p] = cdn_sched_trigger(s);
+        struct rdp x = {.s = s, .acc = (char *)recvbuf + off, .count = count, .dt = dt,
+                        .op = op, .sub = p, .tmp_used = -1};
+        x.last = c->trig[p] = cdn_sched_trigger(s);
         if (!in_place) {
-            int cp = cdn_sched_copy(s, (const char *)sendbuf + off, count, dt, rb, count, dt);
-            cdn_sched_dep(s, last, cp);
-            last = cp;
+            int cp = cdn_sched_copy(s, (const char *)sendbuf + off, count, dt, x.acc, count, dt);
+            cdn_sched_dep(s, x.last, cp);
+            x.last = cp;
         }
-        /* the children's partial results, in rank order */
-        for (int k = 0; k < nk; k++) {
-            void *tmp = cdn_sched_typed_scratch(s, count, dt);
-            int rv = cdn_sched_recv(s, tmp, count, dt, kids[k], p);
-            int red;
-            if (op->commute) {
-                red = cdn_sched_reduce(s, tmp, rb, count, dt, op);      /* rb = tmp op rb */
-            } else {
-                red = cdn_sched_reduce(s, rb, tmp, count, dt, op);      /* tmp = rb op tmp */
-            }
-            cdn_sched_dep(s, last, red);
-            cdn_sched_dep(s, rv, red);
-            last = red;
-            if (!op->commute) {
-                int cp = cdn_sched_copy(s, tmp, count, dt, rb, count, dt);
-                cdn_sched_dep(s, last, cp);
-                last = cp;
-            }
+        if (comm->size > 1 && count > 0) {
+            x.tmp = cdn_sched_typed_scratch(s, count, dt);
+            if (x.tmp == NULL)
+                break;  /* (the schedule is marked broken: the commit says so) */
+            cdn_coll_rd_steps(comm->size, comm->rank, &rdp_ops, &x);
         }
-        if (parent >= 0) {
-            int up = cdn_sched_send(s, rb, count, dt, parent, p);
-            cdn_sched_dep(s, last, up);
-            int down = cdn_sched_recv(s, rb, count, dt, parent, p);
-            cdn_sched_dep(s, up, down);  /* rb is the send's until it completes */
-            last = down;
-        }
-        c->watch[p] = last;
-        cdn_sched_watch(s, last);
-        for (int k = nk - 1; k >= 0; k--) {
-            int id = cdn_sched_send(s, rb, count, dt, kids[k], p);
-            cdn_sched_dep(s, last, id);
-        }
+        c->watch[p] = x.last;
+        cdn_sched_watch(s, x.last);
     }
     return pc_commit(c, s, fn, out);
 }

@@ -478,6 +478,10 @@ static int make_units_in(struct pp *s, const struct plan_in *in)
              * application computes. */
             s->units[u]->u.p2p.urgent = false;
             s->units[u]->u.p2p.waited = cdn_progress_comes_eagerly(len);
+            /* Its sender's threads are likely computing the next
+             * partitions: the receiver moves a rendezvous transfer's data
+             * alone (transport.h). */
+            s->units[u]->u.p2p.x.alone = true;
         }
     }
     if (s->sender) {

@@ -655,7 +655,7 @@ static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const v
         /* the transport's fields zero, as a transfer is handed over */
         p->x = (struct cdn_xfer){.peer = msg->peer, .bytes = (uint64_t)n,
                                  .cookie = msg->h.cookie, .rkey = msg->rkey,
-                                 .dst = p->seg.contig};
+                                 .dst = p->seg.contig, .alone = p->x.alone};
         rreq->status.MPI_ERROR = err;
         int rc = msg->tp->ops->pull(msg->tp, &p->x);
         if (rc != MPI_SUCCESS)

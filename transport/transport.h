@@ -56,6 +56,10 @@ struct cdn_xfer {
     bool lazy;                 /* send: only a thread blocked in MPI wants the message at
                                 * once (a standard one on a user's context: its doorbell may
                                 * skip the fence, transport/shm/ring.h "Lazy cells") */
+    bool alone;                /* rendezvous receive: the sender's application is likely
+                                * computing (a partitioned transfer), so move the data in a
+                                * way that needs nothing of it: shm reads it by CMA, never
+                                * through the rings (whose copy in is the sender's) */
     /* the transport's */
     bool rndv;                 /* send: it went by rendezvous */
     int state;                 /* free for the transport (what a send waits for) */

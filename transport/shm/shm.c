@@ -911,13 +911,17 @@ static void publish_way(struct shm_peer *p, enum shm_way way)
         atomic_store_explicit(&p->cons.ring->reader_way, way, memory_order_relaxed);
 }
 
-static bool rndv_by_cma(struct shm_state *st, struct shm_peer *p, bool *timed)
+static bool rndv_by_cma(struct shm_state *st, struct shm_peer *p, const struct cdn_xfer *rx,
+                        bool *timed)
 {
     *timed = true;
     if (st->cma == 0 || !p->cma_ok) {
         publish_way(p, SHM_WAY_RINGS);
         return false;
     }
+    if (rx->alone)  /* the rings need the sender's copy: CMA needs nobody (a split it
+                     * does not claim in time is taken back) */
+        return true;
     if (st->cma == 1) {
         publish_way(p, SHM_WAY_CMA);
         return true;
@@ -936,7 +940,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_xfer *rx)
     struct shm_state *st = state_of(tp);
     struct shm_peer *p = peer_of(st, rx->peer);
     bool timed;
-    if (rndv_by_cma(st, p, &timed)) {
+    if (rndv_by_cma(st, p, rx, &timed)) {
         uint64_t split = split_point(st, p, rx);
         int slot = split < rx->bytes ? claim_get(p) : -1;
         if (slot < 0)

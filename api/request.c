@@ -182,7 +182,8 @@ int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
      * ring what a held start owed. */
     if (cdn_request_done(r)) {
         cdn_progress_wait_done();
-    } else if (r->kind == CDN_REQ_SCHED && cdn_sched_waits_late(r)) {
+    } else if ((r->kind == CDN_REQ_SCHED && cdn_sched_waits_late(r)) ||
+               (r->kind == CDN_REQ_PART && cdn_part_waits_late(r))) {
         cdn_request_wait_late(r);  /* a small started collective: as MPI_Recv waits */
     } else {
         cdn_request_wait(r);

@@ -138,19 +138,6 @@ void cdn_coll_alltoallw(struct cdn_sched *s, struct cdn_comm *c, const void *sbu
                         const MPI_Aint *rdispls, struct cdn_datatype *const *rdts, bool uniform);
 void cdn_coll_reduce(struct cdn_sched *s, struct cdn_comm *c, const void *sbuf, void *rbuf,
                      MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op, int root);
-/* Recursive doubling's steps for rank me of n -- the peers and combining
- * order of the collectives' own allreduce -- handed to a visitor: fold
- * (the first 2 * (n - pof2) ranks pair up, the even one sending to the odd
- * one, which combines the lower's data first), each step's exchange with
- * peer (peer_lower: combine the peer's data first), unfold (the odd ones
- * send the result back).  Every message of one walk goes between a
- * different pair or direction, so a caller may give them all one tag. */
-struct cdn_coll_rd_visitor {
-    void (*fold)(void *v, int peer, bool send);
-    void (*step)(void *v, int peer, bool peer_lower);
-    void (*unfold)(void *v, int peer, bool send);
-};
-void cdn_coll_rd_steps(int n, int me, const struct cdn_coll_rd_visitor *vt, void *v);
 /* The allreduce (recursive doubling) in place in buf among n participants
  * of the schedule's communicator: participant i is its rank ranks[i]
  * (ranks NULL: rank i), this process participant me; its messages use the

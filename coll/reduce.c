@@ -215,42 +215,6 @@ static void rd_walk(const struct among *a, const struct rd_visitor *vt, void *v)
         vt->unfold(v, rank_of(a, r % 2 ? r - 1 : r + 1), a->sub + RD_LAST_SUB, r % 2 == 1);
 }
 
-/* The same walk for a caller with a visitor of its own, without sub-tags
- * (cdn_coll_rd_steps: partitioned allreduce). */
-struct rd_export {
-    const struct cdn_coll_rd_visitor *vt;
-    void *v;
-};
-
-static void export_fold(void *v, int peer, int sub, bool send)
-{
-    (void)sub;
-    const struct rd_export *e = v;
-    e->vt->fold(e->v, peer, send);
-}
-
-static void export_step(void *v, int peer, int sub, bool peer_lower)
-{
-    (void)sub;
-    const struct rd_export *e = v;
-    e->vt->step(e->v, peer, peer_lower);
-}
-
-static void export_unfold(void *v, int peer, int sub, bool send)
-{
-    (void)sub;
-    const struct rd_export *e = v;
-    e->vt->unfold(e->v, peer, send);
-}
-
-void cdn_coll_rd_steps(int n, int me, const struct cdn_coll_rd_visitor *vt, void *v)
-{
-    static const struct rd_visitor ops = {export_fold, export_step, export_unfold};
-    struct among a = {n, me, NULL, 0};
-    struct rd_export e = {vt, v};
-    rd_walk(&a, &ops, &e);
-}
-
 /* The schedule's visitor.  acc: the result, holding this rank's data once
  * node copy (-1: none) has run; first: a buffer holding that data from the
  * start (the copy's source), which the first send takes instead, so the

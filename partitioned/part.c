@@ -138,6 +138,12 @@ int cdn_part_prepare(struct cdn_request *r, const char *fn)
     return pt->kind->prepare != NULL ? pt->kind->prepare(r) : MPI_SUCCESS;
 }
 
+bool cdn_part_waits_late(const struct cdn_request *r)
+{
+    const struct cdn_part *pt = cdn_part_of(r);
+    return pt->kind->waits_late != NULL && pt->kind->waits_late(r);
+}
+
 int cdn_part_user_free(struct cdn_request *r, const char *fn)
 {
     if (r->active)

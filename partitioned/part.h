@@ -35,6 +35,9 @@ struct cdn_part_kind {
     /* The user frees the (inactive) request: take back what is posted on
      * its behalf between instances. */
     void (*user_free)(struct cdn_request *r);
+    /* Optional: may a wait poll a moment before it counts as a poller, as
+     * for a small MPI_Recv (cdn_request_wait_late)? */
+    bool (*waits_late)(const struct cdn_request *r);
 };
 
 /* The common head of every partitioned request's state. */
@@ -70,6 +73,8 @@ int cdn_part_recv_init(void *buf, int partitions, MPI_Count count, struct cdn_da
 int cdn_part_pready(struct cdn_request *r, int p, const char *fn);
 int cdn_part_parrived(struct cdn_request *r, int p, int *flag, const char *fn);
 int cdn_part_prepare(struct cdn_request *r, const char *fn);
+/* MPI_Wait's choice: true when a wait for r may poll a moment first. */
+bool cdn_part_waits_late(const struct cdn_request *r);
 /* MPI_Request_free of a partitioned request: refused while active. */
 int cdn_part_user_free(struct cdn_request *r, const char *fn);
 
@@ -84,9 +89,6 @@ void cdn_part_flags_clear(struct cdn_part *p);
 _Atomic unsigned char *cdn_part_flags_new(int n);
 
 /* ---- collectives (pcoll.c) ---- */
-
-/* Partitions a collective may have: each uses one sub-tag of its schedule. */
-#define CDN_PART_COLL_MAX 256
 
 int cdn_part_bcast_init(void *buf, int partitions, MPI_Count count, struct cdn_datatype *dt,
                         int root, struct cdn_comm *comm, struct cdn_request **out);

@@ -2,30 +2,22 @@
  * Partitioned collectives (Cadence extensions; docs/partitioned.md):
  * MPIX_Pbcast_init, MPIX_Pallreduce_init, MPIX_Palltoall_init.
  *
- * Each is a persistent schedule (sched/) with one chain of nodes per
- * partition, started by a trigger node that MPI_Pready fires, and one
- * watched node per partition whose completion MPI_Parrived reads.  A
- * partition's messages, reductions and forwarding therefore start the
- * moment it is marked ready (and, at a rank in the middle of a tree, the
- * moment it arrived), independently of the other partitions; the schedule
- * engine runs them in whichever thread completes their inputs.
- *
- *   bcast      a binomial tree from the root: the root's trigger of
- *              partition p leads to its sends; any other rank receives p
- *              from its parent (watched) and forwards it to its children
- *   allreduce  recursive doubling per partition (the collectives' own
- *              peers and combining order, cdn_coll_rd_steps, so a
- *              non-commutative op is applied in the order MPI defines):
- *              the trigger (and a copy of sendbuf's partition into
- *              recvbuf's) leads to the first exchange; each exchange's
- *              reduction to the next; the last one is watched
- *   alltoall   the trigger of partition p leads to the sends of slice p of
- *              every block; slice p of every block received (a join,
- *              watched) is partition p arrived
+ * Partition p is a persistent collective of its own: a schedule (sched/)
+ * built by the collectives' own builders (coll/: the algorithm the
+ * persistent collective of that size would take), with a trigger node in
+ * front of everything where this rank marks partitions (every rank for
+ * allreduce and alltoall, the root for bcast).  MPI_Pready(p) fires
+ * partition p's trigger; MPI_Parrived(p) is partition p's schedule being
+ * complete.  So a partition's messages, reductions and forwarding start
+ * the moment it is marked ready, and at a rank in the middle of a tree the
+ * moment it arrived, whatever the other partitions do; the schedule engine
+ * runs them in whichever thread completes their inputs.  Each partition's
+ * schedule takes its tags from the communicator's collective sequence like
+ * any collective call, so every rank must make the same calls in the same
+ * order, as for every collective.
  *
  * The request the user holds is a partitioned request (kind CDN_REQ_PART)
- * whose child is the schedule.  Partition p uses the schedule's sub-tag p,
- * so a collective has at most CDN_SCHED_SUBTAGS partitions.
+ * whose children are the partitions' schedules.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +31,10 @@
 #include "sched/sched.h"
 
 struct pc {
-    struct cdn_part base;       /* first: cdn_part_of */
-    struct cdn_request *req, *sched;
-    int *trig;                  /* per partition: its trigger node, or -1 */
-    int *watch;                 /* per partition: the node that is its arrival */
+    struct cdn_part base;        /* first: cdn_part_of */
+    struct cdn_request *req;
+    struct cdn_request **kids;   /* partition p's schedule */
+    int *trig;                   /* its trigger node (none where this rank marks none) */
 };
 
 static struct pc *pc_of(const struct cdn_request *r)
@@ -53,23 +45,34 @@ static struct pc *pc_of(const struct cdn_request *r)
 static void pc_ready(struct cdn_request *r, int p)
 {
     struct pc *c = pc_of(r);
-    cdn_sched_fire(c->sched, c->trig[p]);
+    cdn_sched_fire(c->kids[p], c->trig[p]);
 }
 
 static bool pc_arrived(struct cdn_request *r, int p)
 {
-    struct pc *c = pc_of(r);
-    return cdn_sched_node_done(c->sched, c->watch[p]);
+    return cdn_request_done(pc_of(r)->kids[p]);
+}
+
+/* Every partition's schedule is small and asks for nobody (a wait for it
+ * alone would poll a moment first): so may a wait for all of them. */
+static bool pc_waits_late(const struct cdn_request *r)
+{
+    const struct pc *c = pc_of(r);
+    for (int p = 0; p < c->base.partitions; p++)
+        if (!cdn_sched_waits_late(c->kids[p]))
+            return false;
+    return true;
 }
 
 /* Every rank marks and receives (allreduce, alltoall, a broadcast's root). */
 static const struct cdn_part_kind both_kind = {
     .name = "partitioned collective", .sends = true, .receives = true, .ready = pc_ready,
-    .arrived = pc_arrived,
+    .arrived = pc_arrived, .waits_late = pc_waits_late,
 };
 /* A broadcast's other ranks only receive. */
 static const struct cdn_part_kind recv_kind = {
     .name = "partitioned collective", .receives = true, .arrived = pc_arrived,
+    .waits_late = pc_waits_late,
 };
 
 static int pc_start(struct cdn_request *r)
@@ -77,17 +80,19 @@ static int pc_start(struct cdn_request *r)
     struct pc *c = pc_of(r);
     cdn_status_empty(&r->status);
     cdn_part_flags_clear(&c->base);
-    cdn_request_arm(r, 1);
-    c->sched->active = true;
-    return cdn_sched_start(c->sched);
+    cdn_request_arm(r, c->base.partitions);
+    for (int p = 0; p < c->base.partitions; p++) {
+        c->kids[p]->active = true;
+        cdn_sched_start(c->kids[p]);
+    }
+    return MPI_SUCCESS;
 }
 
-static void pc_child_done(struct cdn_request *r, int slot)
+static void pc_child_done(struct cdn_request *r, int p)
 {
-    (void)slot;
     struct pc *c = pc_of(r);
-    c->sched->active = false;
-    cdn_request_complete(r, c->sched->status.MPI_ERROR);
+    c->kids[p]->active = false;
+    cdn_request_complete(r, c->kids[p]->status.MPI_ERROR);
 }
 
 static void pc_free(struct cdn_request *r)
@@ -95,12 +100,13 @@ static void pc_free(struct cdn_request *r)
     struct pc *c = pc_of(r);
     if (c == NULL)
         return;
-    if (c->sched != NULL) {
-        c->sched->parent = NULL;
-        cdn_request_release(c->sched);
-    }
+    for (int p = 0; c->kids != NULL && p < c->base.partitions; p++)
+        if (c->kids[p] != NULL) {
+            c->kids[p]->parent = NULL;
+            cdn_request_release(c->kids[p]);
+        }
+    free(c->kids);
     free(c->trig);
-    free(c->watch);
     free((void *)c->base.flags);
     free(c);
     memset(r->u.room, 0, sizeof(void *));
@@ -111,253 +117,146 @@ static const struct cdn_request_ops pc_ops = {
     .child_done = pc_child_done,
 };
 
-/* Free a schedule that will not be used (built or not). */
-static void sched_drop(struct cdn_sched *s, const char *fn)
-{
-    struct cdn_request *sr;
-    if (cdn_sched_commit(s, fn, &sr) == MPI_SUCCESS)
-        cdn_request_release(sr);  /* (a failed commit frees it itself) */
-}
+/* What a collective adds to partition p's schedule s after its trigger. */
+struct pc_build {
+    void (*add)(struct cdn_sched *s, struct cdn_comm *comm, int p, void *arg);
+    void *arg;
+};
 
-/* The request, its per-partition tables and, in *sp, the schedule for the
- * caller to build; NULL when out of memory. */
-static struct pc *pc_new(struct cdn_comm *comm, int partitions, bool sends, const char *fn,
-                         struct cdn_sched **sp, int *rc)
+/* The request: one schedule per partition, each begun by a trigger where
+ * this rank marks partitions (sends). */
+static int pc_make(struct cdn_comm *comm, int partitions, bool sends, const struct pc_build *b,
+                   const char *fn, struct cdn_request **out)
 {
     struct cdn_request *r = cdn_request_alloc(CDN_REQ_PART, &pc_ops, comm);
     struct pc *c = calloc(1, sizeof *c);
-    struct cdn_sched *s = cdn_coll_sched(comm, true);
-    if (r != NULL && c != NULL) {
-        memcpy(r->u.room, &c, sizeof c);
-        r->persistent = true;
-        c->req = r;
-        c->base.kind = sends ? &both_kind : &recv_kind;
-        c->base.partitions = partitions;
-        c->base.flags = sends ? cdn_part_flags_new(partitions) : NULL;
-        c->trig = malloc((size_t)partitions * sizeof *c->trig);
-        c->watch = malloc((size_t)partitions * sizeof *c->watch);
-        if ((!sends || c->base.flags != NULL) && c->trig != NULL && c->watch != NULL &&
-            s != NULL) {
-            for (int p = 0; p < partitions; p++)
-                c->trig[p] = c->watch[p] = -1;
-            *sp = s;
-            return c;
+    if (r == NULL || c == NULL) {
+        free(c);
+        if (r != NULL)
+            cdn_request_release(r);
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
+    }
+    memcpy(r->u.room, &c, sizeof c);
+    r->persistent = true;
+    c->req = r;
+    c->base.kind = sends ? &both_kind : &recv_kind;
+    c->base.partitions = partitions;
+    c->base.flags = sends ? cdn_part_flags_new(partitions) : NULL;
+    c->kids = calloc((size_t)partitions, sizeof *c->kids);
+    c->trig = malloc((size_t)partitions * sizeof *c->trig);
+    int rc = MPI_SUCCESS;
+    if ((sends && c->base.flags == NULL) || c->kids == NULL || c->trig == NULL)
+        rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
+    for (int p = 0; rc == MPI_SUCCESS && p < partitions; p++) {
+        struct cdn_sched *s = cdn_coll_sched(comm, true);
+        if (s == NULL) {
+            rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a schedule", fn);
+            break;
+        }
+        c->trig[p] = -1;
+        if (sends) {
+            c->trig[p] = cdn_sched_trigger(s);
+            cdn_sched_round(s);  /* everything after waits for MPI_Pready */
+        }
+        b->add(s, comm, p, b->arg);
+        rc = cdn_sched_commit(s, fn, &c->kids[p]);
+        if (rc == MPI_SUCCESS) {
+            c->kids[p]->parent = r;
+            c->kids[p]->parent_slot = p;
+            cdn_sched_standalone(c->kids[p]);  /* started as the user's own call */
         }
     }
-    if (s != NULL)
-        sched_drop(s, fn);
-    if (r != NULL)
-        cdn_request_release(r);  /* pc_free frees c */
-    else
-        free(c);
-    *rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
-    return NULL;
-}
-
-/* Commit the schedule built for c, or free everything. */
-static int pc_commit(struct pc *c, struct cdn_sched *s, const char *fn, struct cdn_request **out)
-{
-    struct cdn_request *sr;
-    int rc = cdn_sched_commit(s, fn, &sr);
     if (rc != MPI_SUCCESS) {
-        cdn_request_release(c->req);
+        cdn_request_release(r);  /* pc_free frees what was made */
         return rc;
     }
-    c->sched = sr;
-    sr->parent = c->req;
-    sr->parent_slot = 0;
-    *out = c->req;
+    *out = r;
     return MPI_SUCCESS;
 }
 
-/* Binomial tree rooted at relative rank 0: the parent of vr (or -1) and its
- * children (ascending), as relative ranks. */
-static int tree(int vr, int n, int *kids, int *nkids)
+/* ---- the three collectives ---- */
+
+struct bcast_arg {
+    char *buf;
+    MPI_Count count;
+    MPI_Aint stride;
+    struct cdn_datatype *dt;
+    int root;
+};
+
+static void bcast_add(struct cdn_sched *s, struct cdn_comm *comm, int p, void *arg)
 {
-    *nkids = 0;
-    for (int mask = 1; mask < n; mask <<= 1) {
-        if (vr & mask)
-            break;
-        if (vr + mask < n)
-            kids[(*nkids)++] = vr + mask;
-    }
-    return vr == 0 ? -1 : vr & (vr - 1);
+    struct bcast_arg *a = arg;
+    cdn_coll_bcast(s, comm, a->buf + p * a->stride, a->count, a->dt, a->root);
 }
 
 int cdn_part_bcast_init(void *buf, int partitions, MPI_Count count, struct cdn_datatype *dt,
                         int root, struct cdn_comm *comm, struct cdn_request **out)
 {
-    const char *fn = "MPIX_Pbcast_init";
-    int rc = MPI_SUCCESS, n = comm->size, me = comm->rank;
-    int vr = (me - root + n) % n, kids[32], nk;
-    int parent = tree(vr, n, kids, &nk);
-    struct cdn_sched *s;
-    struct pc *c = pc_new(comm, partitions, me == root, fn, &s, &rc);
-    if (c == NULL)
-        return rc;
-    MPI_Aint ext = cdn_datatype_extent(dt);
-    for (int p = 0; p < partitions; p++) {
-        char *pb = (char *)buf + (MPI_Aint)p * count * ext;
-        int src;
-        if (parent < 0) {
-            src = c->trig[p] = cdn_sched_trigger(s);
-        } else {
-            src = cdn_sched_recv(s, pb, count, dt, (parent + root) % n, p);
-        }
-        c->watch[p] = src;
-        cdn_sched_watch(s, src);
-        for (int k = nk - 1; k >= 0; k--) {  /* the largest subtree first */
-            int id = cdn_sched_send(s, pb, count, dt, (kids[k] + root) % n, p);
-            cdn_sched_dep(s, src, id);
-        }
-    }
-    return pc_commit(c, s, fn, out);
+    struct bcast_arg a = {buf, count, count * cdn_datatype_extent(dt), dt, root};
+    struct pc_build b = {bcast_add, &a};
+    return pc_make(comm, partitions, comm->rank == root, &b, "MPIX_Pbcast_init", out);
 }
 
-/* One partition's recursive doubling (cdn_coll_rd_steps) as nodes with
- * explicit dependencies, so partitions never wait for each other: last is
- * the node after which acc holds this rank's partial result, sent the
- * node after which acc may be written again. */
-struct rdp {
-    struct cdn_sched *s;
-    char *acc;
-    void *tmp;
+struct allreduce_arg {
+    const char *sbuf;
+    char *rbuf;
     MPI_Count count;
+    MPI_Aint stride;
     struct cdn_datatype *dt;
     struct cdn_op *op;
-    int sub, last, sent;
-    int tmp_used;                 /* the last node reading tmp (-1: none yet) */
 };
 
-static void rdp_fold(void *v, int peer, bool send)
+static void allreduce_add(struct cdn_sched *s, struct cdn_comm *comm, int p, void *arg)
 {
-    struct rdp *x = v;
-    if (send) {  /* this rank drops out until the unfold */
-        x->sent = cdn_sched_send(x->s, x->acc, x->count, x->dt, peer, x->sub);
-        cdn_sched_dep(x->s, x->last, x->sent);
-        return;
-    }
-    int rv = cdn_sched_recv(x->s, x->tmp, x->count, x->dt, peer, x->sub);
-    int red = cdn_sched_reduce(x->s, x->tmp, x->acc, x->count, x->dt, x->op);  /* lower first */
-    cdn_sched_dep(x->s, rv, red);
-    cdn_sched_dep(x->s, x->last, red);
-    x->last = x->tmp_used = red;
+    struct allreduce_arg *a = arg;
+    const void *sb = a->sbuf == MPI_IN_PLACE ? MPI_IN_PLACE : a->sbuf + p * a->stride;
+    cdn_coll_allreduce(s, comm, sb, a->rbuf + p * a->stride, a->count, a->dt, a->op);
 }
-
-static void rdp_step(void *v, int peer, bool peer_lower)
-{
-    struct rdp *x = v;
-    int snd = cdn_sched_send(x->s, x->acc, x->count, x->dt, peer, x->sub);
-    cdn_sched_dep(x->s, x->last, snd);
-    int rv = cdn_sched_recv(x->s, x->tmp, x->count, x->dt, peer, x->sub);
-    if (x->tmp_used >= 0)  /* tmp is free once the step before read it */
-        cdn_sched_dep(x->s, x->tmp_used, rv);
-    int red;
-    if (x->op->commute || peer_lower) {
-        red = cdn_sched_reduce(x->s, x->tmp, x->acc, x->count, x->dt, x->op);  /* acc = tmp op acc */
-        cdn_sched_dep(x->s, snd, red);  /* acc is the send's until it completes */
-    } else {
-        red = cdn_sched_reduce(x->s, x->acc, x->tmp, x->count, x->dt, x->op);  /* tmp = acc op tmp */
-        int cp = cdn_sched_copy(x->s, x->tmp, x->count, x->dt, x->acc, x->count, x->dt);
-        cdn_sched_dep(x->s, red, cp);
-        cdn_sched_dep(x->s, snd, cp);
-        cdn_sched_dep(x->s, rv, red);
-        cdn_sched_dep(x->s, x->last, red);  /* it reads acc */
-        x->last = x->tmp_used = cp;
-        return;
-    }
-    cdn_sched_dep(x->s, rv, red);
-    x->last = x->tmp_used = red;
-}
-
-static void rdp_unfold(void *v, int peer, bool send)
-{
-    struct rdp *x = v;
-    if (send) {
-        int snd = cdn_sched_send(x->s, x->acc, x->count, x->dt, peer, x->sub);
-        cdn_sched_dep(x->s, x->last, snd);
-        return;
-    }
-    int rv = cdn_sched_recv(x->s, x->acc, x->count, x->dt, peer, x->sub);
-    cdn_sched_dep(x->s, x->sent, rv);  /* the fold's send read acc */
-    x->last = rv;
-}
-
-static const struct cdn_coll_rd_visitor rdp_ops = {rdp_fold, rdp_step, rdp_unfold};
 
 int cdn_part_allreduce_init(const void *sendbuf, void *recvbuf, int partitions,
                             MPI_Count count, struct cdn_datatype *dt, struct cdn_op *op,
                             struct cdn_comm *comm, struct cdn_request **out)
 {
-    const char *fn = "MPIX_Pallreduce_init";
-    int rc = MPI_SUCCESS;
-    struct cdn_sched *s;
-    struct pc *c = pc_new(comm, partitions, true, fn, &s, &rc);
-    if (c == NULL)
-        return rc;
-    MPI_Aint ext = cdn_datatype_extent(dt);
-    bool in_place = sendbuf == MPI_IN_PLACE;
-    for (int p = 0; p < partitions; p++) {
-        MPI_Aint off = (MPI_Aint)p * count * ext;
-        struct rdp x = {.s = s, .acc = (char *)recvbuf + off, .count = count, .dt = dt,
-                        .op = op, .sub = p, .tmp_used = -1};
-        x.last = c->trig[p] = cdn_sched_trigger(s);
-        if (!in_place) {
-            int cp = cdn_sched_copy(s, (const char *)sendbuf + off, count, dt, x.acc, count, dt);
-            cdn_sched_dep(s, x.last, cp);
-            x.last = cp;
-        }
-        if (comm->size > 1 && count > 0) {
-            x.tmp = cdn_sched_typed_scratch(s, count, dt);
-            if (x.tmp == NULL)
-                break;  /* (the schedule is marked broken: the commit says so) */
-            cdn_coll_rd_steps(comm->size, comm->rank, &rdp_ops, &x);
-        }
-        c->watch[p] = x.last;
-        cdn_sched_watch(s, x.last);
+    struct allreduce_arg a = {sendbuf, recvbuf, count, count * cdn_datatype_extent(dt), dt, op};
+    struct pc_build b = {allreduce_add, &a};
+    return pc_make(comm, partitions, true, &b, "MPIX_Pallreduce_init", out);
+}
+
+struct alltoall_arg {
+    const char *sbuf;
+    char *rbuf;
+    MPI_Count count;
+    MPI_Aint slice;      /* one partition of one block, in bytes */
+    int partitions;
+    struct cdn_datatype *dt;
+};
+
+/* Slice p of every block: an alltoallw over the blocks' slices. */
+static void alltoall_add(struct cdn_sched *s, struct cdn_comm *comm, int p, void *arg)
+{
+    struct alltoall_arg *a = arg;
+    int n = comm->size;
+    MPI_Count *counts = cdn_sched_scratch(s, (size_t)n * sizeof *counts);
+    MPI_Aint *displs = cdn_sched_scratch(s, (size_t)n * sizeof *displs);
+    struct cdn_datatype **dts = cdn_sched_scratch(s, (size_t)n * sizeof *dts);
+    if (counts == NULL || displs == NULL || dts == NULL)
+        return;  /* (the schedule is marked broken: its commit says so) */
+    for (int j = 0; j < n; j++) {
+        counts[j] = a->count;
+        displs[j] = ((MPI_Aint)j * a->partitions + p) * a->slice;
+        dts[j] = a->dt;
     }
-    return pc_commit(c, s, fn, out);
+    cdn_coll_alltoallw(s, comm, a->sbuf, counts, displs, dts, a->rbuf, counts, displs, dts,
+                       true);
 }
 
 int cdn_part_alltoall_init(const void *sendbuf, void *recvbuf, int partitions,
                            MPI_Count count, struct cdn_datatype *dt, struct cdn_comm *comm,
                            struct cdn_request **out)
 {
-    const char *fn = "MPIX_Palltoall_init";
-    int rc = MPI_SUCCESS, n = comm->size, me = comm->rank;
-    struct cdn_sched *s;
-    struct pc *c = pc_new(comm, partitions, true, fn, &s, &rc);
-    if (c == NULL)
-        return rc;
-    MPI_Aint ext = cdn_datatype_extent(dt);
-    int *ins = malloc((size_t)n * sizeof *ins);
-    if (ins == NULL) {
-        sched_drop(s, fn);
-        cdn_request_release(c->req);
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
-    }
-    for (int p = 0; p < partitions; p++) {
-        int t = c->trig[p] = cdn_sched_trigger(s);
-        for (int k = 0; k < n; k++) {
-            int r = (me + k) % n;  /* each rank starts with a different peer */
-            MPI_Aint off = ((MPI_Aint)r * partitions + p) * count * ext;
-            const char *sb = (const char *)sendbuf + off;
-            char *rb = (char *)recvbuf + off;
-            if (r == me) {
-                ins[k] = cdn_sched_copy(s, sb, count, dt, rb, count, dt);
-                cdn_sched_dep(s, t, ins[k]);
-                continue;
-            }
-            int id = cdn_sched_send(s, sb, count, dt, r, p);
-            cdn_sched_dep(s, t, id);
-            ins[k] = cdn_sched_recv(s, rb, count, dt, r, p);
-        }
-        int j = cdn_sched_nop(s);
-        for (int k = 0; k < n; k++)
-            cdn_sched_dep(s, ins[k], j);
-        c->watch[p] = j;
-        cdn_sched_watch(s, j);
-    }
-    free(ins);
-    return pc_commit(c, s, fn, out);
+    struct alltoall_arg a = {sendbuf, recvbuf, count, count * cdn_datatype_extent(dt),
+                             partitions, dt};
+    struct pc_build b = {alltoall_add, &a};
+    return pc_make(comm, partitions, true, &b, "MPIX_Palltoall_init", out);
 }

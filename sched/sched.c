@@ -47,8 +47,6 @@ struct node {
                                        * it never runs */
     int (*guard)(void *arg);          /* run only when it returns nonzero (else skipped) */
     void *guard_arg;
-    bool watch;                       /* records its completion (cdn_sched_watch) */
-    atomic_uint done_gen;             /* ... as the instance's number (s->gen) */
     atomic_int trig;                  /* N_TRIGGER, instance state: TRIG_RAN | TRIG_FIRED */
     union {
         struct {
@@ -103,7 +101,6 @@ struct cdn_sched {
     int *deps;                        /* ... at the start of an instance */
     int *roots, nroots;               /* the nodes with none, in order */
     int *trigs, ntrigs;               /* the N_TRIGGER nodes (their state is reset by a start) */
-    atomic_uint gen;                  /* instances started (watched nodes record it) */
     int nbypassed;                    /* joins that never run (bypass_joins) */
     bool loops;                       /* it has loop nodes (their runs restart at 0) */
     int remaining;                    /* nodes whose completion is not yet counted */
@@ -126,6 +123,8 @@ struct cdn_sched {
                                        * urgent receives, nested requests or wanted sends */
     bool wanting;                     /* this instance holds a CDN_WANT_DONE */
     bool exact;                       /* a short receive is an error (cdn_sched_exact) */
+    bool standalone;                  /* started as a call of its own though it has a
+                                       * parent (cdn_sched_standalone) */
 };
 
 static struct cdn_sched *sched_of(struct cdn_request *r)
@@ -325,6 +324,11 @@ static int set_message(struct cdn_sched *s, int id, MPI_Count bytes, int peer)
     return id;
 }
 
+void cdn_sched_standalone(struct cdn_request *r)
+{
+    sched_of(r)->standalone = true;
+}
+
 void cdn_sched_exact(struct cdn_sched *s)
 {
     s->exact = true;
@@ -431,12 +435,6 @@ int cdn_sched_trigger(struct cdn_sched *s)
     return id;
 }
 
-void cdn_sched_watch(struct cdn_sched *s, int id)
-{
-    if (id >= 0 && id < s->n)
-        s->nodes[id].watch = true;
-}
-
 #define TRIG_RAN 1
 #define TRIG_FIRED 2
 
@@ -445,13 +443,6 @@ void cdn_sched_fire(struct cdn_request *r, int id)
     struct cdn_sched *s = sched_of(r);
     if (atomic_fetch_or(&s->nodes[id].trig, TRIG_FIRED) & TRIG_RAN)
         node_done(s, id);  /* it was waiting for this */
-}
-
-bool cdn_sched_node_done(struct cdn_request *r, int id)
-{
-    struct cdn_sched *s = sched_of(r);
-    return atomic_load_explicit(&s->nodes[id].done_gen, memory_order_acquire) ==
-           atomic_load_explicit(&s->gen, memory_order_relaxed);
 }
 
 int cdn_sched_nop(struct cdn_sched *s)
@@ -593,7 +584,7 @@ static void bypass_joins(struct cdn_sched *s)
         return;
     for (int j = 0; j < s->n && !s->failed; j++) {
         struct node *nj = &s->nodes[j];
-        if (nj->kind != N_NOP || nj->guard != NULL || nj->watch || nj->ndeps == 0 ||
+        if (nj->kind != N_NOP || nj->guard != NULL || nj->ndeps == 0 ||
             (nj->ndeps > 1 && nj->nsucc > 1))
             continue;
         for (int p = 0; p < j; p++) {  /* predecessors have smaller ids */
@@ -829,10 +820,7 @@ static enum ran run_node(struct cdn_sched *s, int i)
  * copy of them); true when it was the instance's last. */
 static inline __attribute__((always_inline)) bool count_done(struct cdn_sched *s, int i)
 {
-    struct node *nd = &s->nodes[i];
-    if (nd->watch)
-        atomic_store_explicit(&nd->done_gen, atomic_load_explicit(&s->gen, memory_order_relaxed),
-                              memory_order_release);
+    const struct node *nd = &s->nodes[i];
     for (int k = 0; k < nd->nsucc; k++) {
         int j = nd->succ[k];
         if (--s->left[j] == 0) {
@@ -1028,6 +1016,11 @@ static inline __attribute__((always_inline)) bool run_alone(struct cdn_sched *s)
             break;
         case N_NOP:
             break;
+        case N_TRIGGER:
+            if (atomic_fetch_or(&nd->trig, TRIG_RAN) & TRIG_FIRED)
+                break;  /* fired already: done */
+            s->rhead++;
+            continue;   /* counted when it is fired (cdn_sched_fire) */
         case N_RECV: {
             if (s->bytes > ALONE_MAX)
                 return false;
@@ -1086,9 +1079,8 @@ static int start_instance(struct cdn_request *r, bool background)
         cdn_request_event(r);
         return MPI_SUCCESS;
     }
-    /* A new instance: watched nodes are not done in it, triggers not fired
-     * (MPI_Start returns before anyone may fire one). */
-    atomic_fetch_add_explicit(&s->gen, 1, memory_order_relaxed);
+    /* A new instance: no trigger fired yet (MPI_Start returns before
+     * anyone may fire one). */
     for (int k = 0; k < s->ntrigs; k++)
         atomic_store_explicit(&s->nodes[s->trigs[k]].trig, 0, memory_order_relaxed);
     /* Completions of sends matter at once when steps follow them or when
@@ -1128,10 +1120,11 @@ static int start_instance(struct cdn_request *r, bool background)
 
 bool cdn_sched_waits_late(const struct cdn_request *r)
 {
-    if (r->ops != &sched_ops || r->parent != NULL)
+    if (r->ops != &sched_ops)
         return false;
     const struct cdn_sched *s = sched_of((struct cdn_request *)r);
-    return !s->wakes && cdn_progress_comes_eagerly(s->bytes);
+    return (r->parent == NULL || s->standalone) && !s->wakes &&
+           cdn_progress_comes_eagerly(s->bytes);
 }
 
 bool cdn_sched_reusable(struct cdn_request *r)
@@ -1172,13 +1165,13 @@ int cdn_sched_start(struct cdn_request *r)
      * start is held instead: it runs here whatever its size and its count
      * lingers for the wait (cdn_progress_start_end). */
     struct cdn_sched *s = sched_of(r);
-    bool carried = r->parent == NULL && !cdn_progress_comes_eagerly(s->bytes);
+    bool nested = r->parent != NULL && !s->standalone;
+    bool carried = !nested && !cdn_progress_comes_eagerly(s->bytes);
     bool computes = carried && cdn_progress_computes_next();
     bool held = carried && !computes;
     bool background = cdn_engine.thread_on && s->bytes >= cdn_engine.background_min &&
-                      (r->parent != NULL ||
-                       (computes && s->root_work >= cdn_engine.background_min));
-    bool entered = (s->wakes || r->parent != NULL || held) && !background &&
+                      (nested || (computes && s->root_work >= cdn_engine.background_min));
+    bool entered = (s->wakes || nested || held) && !background &&
                    cdn_progress_start_begin(computes);
     int rc = start_instance(r, background);
     if (entered)

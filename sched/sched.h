@@ -84,10 +84,7 @@ int cdn_sched_nop(struct cdn_sched *s);
  * last (a partitioned collective's MPI_Pready). */
 int cdn_sched_trigger(struct cdn_sched *s);
 void cdn_sched_fire(struct cdn_request *r, int id);
-/* Node id records its completion: cdn_sched_node_done tells whether it
- * completed in the current (or last) instance (MPI_Parrived). */
-void cdn_sched_watch(struct cdn_sched *s, int id);
-bool cdn_sched_node_done(struct cdn_request *r, int id);
+
 /* Node id runs only if guard(arg) returns nonzero when its dependencies
  * are met; otherwise it is skipped (completes at once, without running).
  * How conditions, reset points and completion points of MPIX_Schedule work. */
@@ -130,6 +127,11 @@ bool cdn_sched_reusable(struct cdn_request *r);
 /* Give a reusable idle schedule the tags of base_tag (as cdn_sched_new):
  * a schedule kept for an identical later call takes that call's tags. */
 void cdn_sched_retag(struct cdn_request *r, int base_tag);
+/* r has a parent only to tell it of its completion: its starts are
+ * decided as a call of the user's own (held, or run in the calling
+ * thread), not as a nested step's (handed to the progress thread when
+ * large).  A partitioned collective's partitions. */
+void cdn_sched_standalone(struct cdn_request *r);
 /* Start an instance (what MPI_Start does for a persistent schedule).  One
  * whose largest step moves at least CADENCE_PROGRESS_BACKGROUND_MIN bytes,
  * with a copy or reduction that large ready at its start, has its first

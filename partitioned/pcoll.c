@@ -19,6 +19,7 @@
  * The request the user holds is a partitioned request (kind CDN_REQ_PART)
  * whose children are the partitions' schedules.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,7 @@
 
 struct pc {
     struct cdn_part base;        /* first: cdn_part_of */
+    atomic_int marked;           /* partitions marked in this instance */
     struct cdn_request *req;
     struct cdn_request **kids;   /* partition p's schedule */
     int *trig;                   /* its trigger node (none where this rank marks none) */
@@ -45,7 +47,10 @@ static struct pc *pc_of(const struct cdn_request *r)
 static void pc_ready(struct cdn_request *r, int p)
 {
     struct pc *c = pc_of(r);
-    cdn_sched_fire(c->kids[p], c->trig[p]);
+    /* the last partition marked: the application waits next */
+    bool last = atomic_fetch_add_explicit(&c->marked, 1, memory_order_relaxed) + 1 ==
+                c->base.partitions;
+    cdn_sched_fire(c->kids[p], c->trig[p], last);
 }
 
 static bool pc_arrived(struct cdn_request *r, int p)
@@ -80,6 +85,7 @@ static int pc_start(struct cdn_request *r)
     struct pc *c = pc_of(r);
     cdn_status_empty(&r->status);
     cdn_part_flags_clear(&c->base);
+    atomic_store_explicit(&c->marked, 0, memory_order_relaxed);
     cdn_request_arm(r, c->base.partitions);
     for (int p = 0; p < c->base.partitions; p++) {
         c->kids[p]->active = true;

@@ -134,6 +134,15 @@ static struct cdn_sched *sched_of(struct cdn_request *r)
     return s;
 }
 
+/* A step of something else (a nested request, a user schedule's
+ * operation), not a call of its own: its completion must be acted on at
+ * once.  A standalone schedule's parent only hears of its completion
+ * (cdn_sched_standalone). */
+static bool nested(const struct cdn_sched *s)
+{
+    return s->req->parent != NULL && !s->standalone;
+}
+
 static void node_done(struct cdn_sched *s, int i);
 
 /* The instance's first error wins. */
@@ -438,11 +447,20 @@ int cdn_sched_trigger(struct cdn_sched *s)
 #define TRIG_RAN 1
 #define TRIG_FIRED 2
 
-void cdn_sched_fire(struct cdn_request *r, int id)
+void cdn_sched_fire(struct cdn_request *r, int id, bool wait_next)
 {
     struct cdn_sched *s = sched_of(r);
-    if (atomic_fetch_or(&s->nodes[id].trig, TRIG_FIRED) & TRIG_RAN)
-        node_done(s, id);  /* it was waiting for this */
+    if (!(atomic_fetch_or(&s->nodes[id].trig, TRIG_FIRED) & TRIG_RAN))
+        return;  /* its dependencies are not met yet: it completes when they are */
+    /* What it releases starts here, as cdn_sched_start starts an
+     * instance: one of rendezvous size that the caller waits for next is
+     * held (the caller counts as a poller from now on, so what arrives
+     * meanwhile rings nobody), a small one that may want something starts
+     * as a poller, one that can want nothing needs no bookkeeping. */
+    bool held = wait_next && !cdn_progress_comes_eagerly(s->bytes);
+    bool entered = (s->wakes || held) && cdn_progress_start_begin(false);
+    node_done(s, id);
+    cdn_progress_start_end(entered, held);
 }
 
 int cdn_sched_nop(struct cdn_sched *s)
@@ -764,7 +782,7 @@ static inline __attribute__((always_inline)) void start_child(struct cdn_sched *
      * Raising and dropping CDN_WANT_POSTED cost every start two of the
      * process's want edges. */
     if (nd->kind == N_RECV) {
-        bool lazy = nd->lazy && s->req->parent == NULL;
+        bool lazy = nd->lazy && !nested(s);
         nd->child->u.p2p.urgent = !lazy;
         nd->child->u.p2p.waited = lazy;
     }
@@ -1085,7 +1103,7 @@ static int start_instance(struct cdn_request *r, bool background)
         atomic_store_explicit(&s->nodes[s->trigs[k]].trig, 0, memory_order_relaxed);
     /* Completions of sends matter at once when steps follow them or when
      * the schedule is itself a step of something (ring.h, "Wants"). */
-    s->wanting = s->steps_after_send || r->parent != NULL;
+    s->wanting = s->steps_after_send || nested(s);
     if (s->wanting)
         cdn_progress_want(CDN_WANT_DONE, 1);
     cdn_spin_lock(&s->lock);
@@ -1123,7 +1141,7 @@ bool cdn_sched_waits_late(const struct cdn_request *r)
     if (r->ops != &sched_ops)
         return false;
     const struct cdn_sched *s = sched_of((struct cdn_request *)r);
-    return (r->parent == NULL || s->standalone) && !s->wakes &&
+    return !nested(s) && !s->wakes &&
            cdn_progress_comes_eagerly(s->bytes);
 }
 
@@ -1165,13 +1183,13 @@ int cdn_sched_start(struct cdn_request *r)
      * start is held instead: it runs here whatever its size and its count
      * lingers for the wait (cdn_progress_start_end). */
     struct cdn_sched *s = sched_of(r);
-    bool nested = r->parent != NULL && !s->standalone;
-    bool carried = !nested && !cdn_progress_comes_eagerly(s->bytes);
+    bool step = nested(s);
+    bool carried = !step && !cdn_progress_comes_eagerly(s->bytes);
     bool computes = carried && cdn_progress_computes_next();
     bool held = carried && !computes;
     bool background = cdn_engine.thread_on && s->bytes >= cdn_engine.background_min &&
-                      (nested || (computes && s->root_work >= cdn_engine.background_min));
-    bool entered = (s->wakes || nested || held) && !background &&
+                      (step || (computes && s->root_work >= cdn_engine.background_min));
+    bool entered = (s->wakes || step || held) && !background &&
                    cdn_progress_start_begin(computes);
     int rc = start_instance(r, background);
     if (entered)

@@ -81,9 +81,11 @@ int cdn_sched_callback(struct cdn_sched *s, int (*fn)(void *arg), void *arg);
 int cdn_sched_nop(struct cdn_sched *s);
 /* A trigger: a node that completes when its dependencies are met and
  * cdn_sched_fire() was called for it in this instance, whichever comes
- * last (a partitioned collective's MPI_Pready). */
+ * last (a partitioned collective's MPI_Pready).  wait_next: the caller
+ * is expected to wait for the schedule next (the last partition marked),
+ * so what the trigger releases starts as a held start's steps. */
 int cdn_sched_trigger(struct cdn_sched *s);
-void cdn_sched_fire(struct cdn_request *r, int id);
+void cdn_sched_fire(struct cdn_request *r, int id, bool wait_next);
 
 /* Node id runs only if guard(arg) returns nonzero when its dependencies
  * are met; otherwise it is skipped (completes at once, without running).

@@ -10,7 +10,8 @@
  *   -i, -x    iterations and warm-up iterations for every size
  *   -t N      threads per rank (p2pbench latency_mt)
  *   -c COUNTS comma-separated repeat counts instead of the test's own
- *             (schedbench sbcast: operations per block)
+ *             (schedbench sbcast: operations per block; partbench
+ *             part_earlybird: microseconds of computation per partition)
  *
  * Output: CSV lines "test,bytes,stat,value,unit" on rank 0, where stat is
  * "mean" (total time of the timed iterations over their number: what a
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { MAX_SIZES = 64 };
@@ -137,6 +139,24 @@ static void report_times(const char *test, long bytes, double mean, double *t, i
     printf("%s,%ld,mean,%.3f,us\n", test, bytes, mean * 1e6);
     printf("%s,%ld,median,%.3f,us\n", test, bytes, t[n / 2] * 1e6);
     printf("%s,%ld,p99,%.3f,us\n", test, bytes, t[p99 < 0 ? 0 : p99] * 1e6);
+}
+
+/* Seconds on the host's monotonic clock (the same in every process of
+ * one host). */
+static inline double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A two-rank barrier with point-to-point only (rank: the caller's in
+ * MPI_COMM_WORLD, of 2). */
+static inline void sync2_of(int rank)
+{
+    char a = 0, b;
+    MPI_Sendrecv(&a, 1, MPI_BYTE, 1 - rank, 9, &b, 1, MPI_BYTE, 1 - rank, 9, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
 }
 
 #endif

@@ -150,13 +150,6 @@ static void start_kind(enum op op, enum kind kind, long b, MPI_Request *req)
         nonblocking(op, b, req);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Busy computation for t seconds, no MPI call; counts its loop rounds. */
 static volatile double sink;
 static double rounds;

@@ -4,6 +4,7 @@
     tools/bench/compare.py [table] [--reps N] [--quick] [--load N] [--check]
     tools/bench/compare.py --check --from build/bench/table.csv
     tools/bench/compare.py BENCH ... [--reps N] [--nothread] [--load N]
+    tools/bench/compare.py part [--reps N] [--quick] [--check] [--out DIR]
 
 Each benchmark is built with every MPI's own compiler wrapper and run with
 its own launcher in the same invocation, alternating between the MPIs on
@@ -64,9 +65,25 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
   latency-tcp, bw-tcp, bibw-tcp
               the same over TCP on loopback with shared memory off for all
               three (TCP_ONLY below)
+  part_p2p    partbench.c, 2 ranks: one-way time 1 KiB-4 MiB, partitioned
+              (1 partition), persistent, nonblocking and blocking ping-pong
+              interleaved in one launch (us)
+  part_count_total-64KiB, part_count_total-4MiB, part_count_fixed
+              the partitioned ping-pong with 1-64 partitions of a fixed
+              total / of 16 KiB each; the size column is the partition count
+  part_earlybird  16 partitions of 64 KiB made ready one by one behind a
+              computation: last MPI_Pready to the receiver's completion
+              against a whole blocking send (us)
+  pcoll_bcast pcoll_allreduce pcoll_alltoall
+              Cadence's partitioned collectives (1 and 8 partitions) against
+              the persistent ones, 1 KiB-1 MiB, interleaved (us)
   p2p, coll, tcp   groups: latency bw bibw rate latency_mt overlap / the nine
               collectives, the three *_forms, the two *_released / the three
               TCP benchmarks
+  part        the eight partitioned benchmarks above, run as a table of their
+              own: `compare.py part` writes DIR/table.csv, DIR/table.md and
+              DIR/<bench>.png (DIR: build/bench/part unless --out) and checks
+              the partitioned goals; not part of the default table run
 
 Options:
   --quick     every iteration count divided by 20, one repetition, one
@@ -297,6 +314,12 @@ FORMS = [c + "_forms" for c in BLOCKING]
 # the broadcasts with the root releasing the others after each iteration
 RELEASED = ["bcast_released", "bcast_init_released"]
 
+# partbench.c: MPI-4 partitioned point-to-point (MPICH has it, Open MPI 4.1
+# does not) and Cadence's partitioned collectives
+PCOLLS = ["pcoll_bcast", "pcoll_allreduce", "pcoll_alltoall"]
+PART = ["part_p2p", "part_count_total-64KiB", "part_count_total-4MiB", "part_count_fixed",
+        "part_earlybird"] + PCOLLS
+
 BENCHES = {
     "startup": Startup(),
     "pack": Pack(),
@@ -313,11 +336,18 @@ BENCHES = {
                           quick_args=["-i", "20", "-x", "2"], timeout=180),
     "latency-load": Bench("p2pbench.c", "latency", args=["-s", "8,65536"], timeout=600),
     **{f"{t}-tcp": Bench("p2pbench.c", t, variant=TCP_ONLY) for t in ["latency", "bw", "bibw"]},
+    # the partitioned group, a table run of its own (`compare.py part`)
+    **{t: Bench("partbench.c", t) for t in ["part_p2p", "part_count_fixed", "part_earlybird"]
+       + PCOLLS},
+    # one total per launch: the size column is the partition count
+    **{f"part_count_total-{name}": Bench("partbench.c", "part_count_total", args=["-s", str(b)])
+       for name, b in (("64KiB", 64 << 10), ("4MiB", 4 << 20))},
 }
 GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
           "rate_mt": ["rate_mt-1", "rate_mt-2", "rate_mt-4"],
           "coll": COLLS + FORMS + RELEASED,
-          "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"]}
+          "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
+          "part": PART}
 TABLE = ["startup"] + GROUPS["p2p"] + GROUPS["coll"] + ["allreduce-n8"]
 # the figure a benchmark's table row and plot show
 PRIMARY = {"overlap": "overlap", "pack": "ratio"}
@@ -350,6 +380,15 @@ GOALS = [
     ("<=1.5x openmpi", ["allreduce-n8"], None, "mean", "le", 1.5, "openmpi"),
     ("nothread not >10% faster", None, None, "mean", "not_worse", 1.1, NOTHREAD),
     ("<=2x mpich loaded", ["latency-load"], (8, 64 * KIB), "mean", "le", 2.0, "mpich"),
+    # partitioned communication (the `part` run), against Cadence's own
+    # other forms of the same size measured interleaved in the same launch:
+    # a partitioned message of 1 partition costs no more than a persistent
+    # one; the early bird's last partition is done in a quarter of the
+    # whole message's time; a partitioned collective of 1 partition costs
+    # no more than the persistent one
+    ("<=1.05x persistent", ["part_p2p"], None, "partitioned", "le", 1.05, "stat:persistent"),
+    ("<=0.25x whole", ["part_earlybird"], None, "last_to_done", "le", 0.25, "stat:whole"),
+    ("<=1.1x persistent", PCOLLS, None, "partitioned", "le", 1.1, "stat:persistent"),
 ]
 LOWER_IS_BETTER = {"us", "ms", "s"}
 
@@ -360,6 +399,19 @@ def human_size(b):
     if b >= KIB and b % KIB == 0:
         return f"{b // KIB} KiB"
     return f"{b} B"
+
+
+def size_text(bench, size):
+    """A point's size as the table says it: partbench's part_count rows
+    carry the partition count, part_earlybird's the partition size (of
+    16), rate_mt's the thread count."""
+    if bench.startswith("part_count"):
+        return f"{size} partition{'s' if size != 1 else ''}"
+    if bench == "part_earlybird":
+        return f"16 × {human_size(size)}"
+    if bench.startswith("rate_mt"):
+        return f"{size} thr"
+    return human_size(size)
 
 
 def rotate(seq, k):
@@ -587,7 +639,7 @@ def goal_points(res, goal):
 def evaluate(res, goal, bench, size):
     """("met" | "missed" | "not checked", text)."""
     label, _, _, stat, op, factor, ref = goal
-    where = f"{label}: {bench} {human_size(size) if size is not None else ''}".rstrip()
+    where = f"{label}: {bench} {size_text(bench, size) if size is not None else ''}".rstrip()
     v = res.median(bench, "cadence", size, stat) if size is not None else None
     if v is None:
         return "not checked", f"{where}: not measured" if size is None else \
@@ -718,10 +770,26 @@ def same_build_report(res):
     return out
 
 
+def goals_of(res):
+    """The goals a run is checked against.  The partitioned ones only where
+    a partitioned benchmark ran (they belong to `compare.py part`, not to
+    the table run), and a run of partitioned benchmarks alone only those,
+    with the thread-off goal when cadence-nothread took part."""
+    has_part = any(b in PART for b in res.benches)
+    only_part = has_part and all(b in PART for b in res.benches)
+    for g in GOALS:
+        part_goal = g[1] is not None and all(b in PART for b in g[1])
+        if part_goal and not has_part:
+            continue
+        if only_part and not part_goal and not (g[6] == NOTHREAD and NOTHREAD in res.all_mpis):
+            continue
+        yield g
+
+
 def check(res):
     """Every goal at every point: {(label, bench, size): (verdict, text)}."""
     out = {}
-    for goal in GOALS:
+    for goal in goals_of(res):
         for bench, size in goal_points(res, goal):
             out[(goal[0], bench, size)] = evaluate(res, goal, bench, size)
     return out
@@ -745,14 +813,41 @@ def fmt(v):
     return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
 
 
-UNIT_TEXT = {"us": "µs", "%": "%", "ms": "ms", "MB/s": "MB/s", "msg/s": "msg/s"}
+UNIT_TEXT = {"us": "µs", "%": "%", "ms": "ms", "MB/s": "MB/s", "msg/s": "msg/s", "x": "×"}
 SECTIONS = [
     ("Point-to-point, 2 ranks", ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"]),
     ("Collectives, 2 ranks", COLLS),
     ("Collectives' three forms interleaved in one launch, 2 ranks", FORMS),
     ("Startup and oversubscription", ["startup", "allreduce-n8"]),
     ("Under load", ["latency-load"]),
+    ("Partitioned communication (partbench.c; collectives: Cadence's MPIX_ extension)", PART),
 ]
+# partbench's figures of several forms: the rows of each bench, in order
+PART_ROWS = {"part_p2p": ["partitioned", "persistent", "nonblocking", "blocking"],
+             "part_earlybird": ["last_to_done", "whole", "ratio", "compute", "zero_byte"],
+             **{b: ["partitioned", "partitioned8", "persistent"] for b in PCOLLS}}
+# what an MPI without partitioned communication gets in a partitioned cell
+NO_PART = {"openmpi": "n/a (Open MPI 4.1.4 has no partitioned communication)"}
+
+
+def missing_cell(bench, mpi, stat):
+    """The table cell of a point an MPI did not measure: "—", or for
+    partbench's partitioned figures why the MPI has none."""
+    if bench not in PART:
+        return "—"
+    if bench in PCOLLS:
+        if stat.startswith("partitioned"):
+            return "—" if mpi.startswith("cadence") else "n/a (Cadence's MPIX_ extension)"
+        return "n/a (Open MPI 4.1.4 has no persistent collectives)" if mpi == "openmpi" else "—"
+    partitioned = stat.startswith("partitioned") or bench.startswith("part_count") or \
+        stat in ("last_to_done", "ratio", "compute")
+    return NO_PART.get(mpi, "—") if partitioned else "—"
+
+
+def tail_stat(stat, kind):
+    """The per-iteration median or p99 (kind) of a row's figure: "median"
+    of "mean", FORM_median of a form's mean (partbench)."""
+    return kind if stat == "mean" else f"{stat}_{kind}"
 
 
 def table_rows(res, bench):
@@ -764,6 +859,8 @@ def table_rows(res, bench):
         return [("Isend/Irecv overlap", "overlap")]
     if bench in FORMS:
         return [(f"{bench} {f}", f) for f in ("persistent", "nonblocking", "blocking")]
+    if bench in PART_ROWS:
+        return [(f"{bench} {f}", f) for f in PART_ROWS[bench] if (bench, f) in res.units]
     return [(bench, PRIMARY.get(bench, "mean"))]
 
 
@@ -792,7 +889,10 @@ SUMMARY = [("latency", s, "mean") for s in (8, 64 * KIB, MIB)] + \
     [(b, 64 * KIB, "mean") for b in NONBLOCKING] + \
     [(b, MIB, "overlap") for b in NONBLOCKING] + \
     [("allreduce-n8", 8, "mean"), ("startup", 2, "mean"), ("latency-load", 8, "mean"),
-     ("latency-load", 64 * KIB, "mean")]
+     ("latency-load", 64 * KIB, "mean")] + \
+    [("part_p2p", s, f) for s in (KIB, 64 * KIB, 4 * MIB) for f in ("partitioned", "persistent")] + \
+    [("part_earlybird", 64 * KIB, f) for f in ("last_to_done", "whole")] + \
+    [(b, 64 * KIB, f) for b in PCOLLS for f in ("partitioned", "persistent")]
 
 
 def table_line(res, cols, goals_at, bench, name, stat, size):
@@ -803,7 +903,7 @@ def table_line(res, cols, goals_at, bench, name, stat, size):
     for m in cols:
         s = res.stats.get((bench, m, size, stat))
         if s is None:
-            cells.append("—")
+            cells.append(missing_cell(bench, m, stat))
         elif m == "cadence":
             cells.append(f"{fmt(s[0])} [{fmt(s[1])}–{fmt(s[2])}]")
         else:
@@ -814,7 +914,7 @@ def table_line(res, cols, goals_at, bench, name, stat, size):
     gs = [(lbl, verdict) for lbl, verdict in goals_at.get((bench, size), [])
           if lbl in {g[0] for g in GOALS if g[3] == stat}]
     goal = "; ".join(lbl for lbl, _ in gs) or "—"
-    label = f"{name} {human_size(size)}" if bench != "startup" else name
+    label = f"{name} {size_text(bench, size)}" if bench != "startup" else name
     return f"| {label} ({unit}) | " + " | ".join(cells) + f" | {ratio} | {goal} | " + \
         verdict_cell(gs) + " |"
 
@@ -847,16 +947,18 @@ def write_table(path, res, verdicts, failures, header):
                           for size in sorted(res.sizes[bench])]
         lines.append("")
     # the tails: per-iteration median and p99
-    tails = [b for b in res.benches if (b, "p99") in res.units]
+    tails = [(b, name, st) for b in res.benches for name, st in table_rows(res, b)
+             if (b, tail_stat(st, "p99")) in res.units]
     if tails:
         lines += ["## Per-iteration median / p99 (µs)", "",
                   "| benchmark | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
-        for bench in tails:
-            name = f"{bench} pure" if bench in NONBLOCKING else bench
+        for bench, name, stat in tails:
             for size in sorted(res.sizes[bench]):
-                cells = [f"{fmt(res.median(bench, m, size, 'median'))} / "
-                         f"{fmt(res.median(bench, m, size, 'p99'))}" for m in cols]
-                lines.append(f"| {name} {human_size(size)} | " + " | ".join(cells) + " |")
+                med, p99 = [[res.median(bench, m, size, tail_stat(stat, k)) for m in cols]
+                            for k in ("median", "p99")]
+                cells = [missing_cell(bench, m, stat) if a is None and b is None
+                         else f"{fmt(a)} / {fmt(b)}" for m, a, b in zip(cols, med, p99)]
+                lines.append(f"| {name} {size_text(bench, size)} | " + " | ".join(cells) + " |")
         lines.append("")
     if AGAIN in res.all_mpis:
         lines += ["## The default against its second launch", ""] + \
@@ -879,18 +981,30 @@ def write_report(path, lines, failures, what):
 
 
 def plot(name, res, bench, out):
-    """One line per MPI through its medians of the bench's primary figure."""
+    """One line per MPI through its medians of the bench's primary figure
+    (partbench's forms: one line per MPI and form, of the same unit)."""
     if len(res.sizes[bench]) < 2:
         return  # one point: the table says it all
     stat = table_rows(res, bench)[0][1]
     mpis = res.mpis[bench]
     sizes = sorted(res.sizes[bench])
-    lines_plot(os.path.join(out, f"{name}.png"), f"{name} ({stat})",
-               f"{res.units[(bench, stat)]} (median)", [human_size(s) for s in sizes],
-               {m: [res.median(bench, m, s, stat) for s in sizes] for m in mpis})
+    unit = res.units[(bench, stat)]
+    if bench in PART_ROWS:
+        series = {f"{m} {st}": [res.median(bench, m, s, st) for s in sizes]
+                  for m in mpis for _, st in table_rows(res, bench)
+                  if res.units[(bench, st)] == unit}
+        series = {k: v for k, v in series.items() if any(x is not None for x in v)}
+        title = f"{name} (mean of each form)"
+    else:
+        series = {m: [res.median(bench, m, s, stat) for s in sizes] for m in mpis}
+        title = f"{name} ({stat})"
+    counts = bench.startswith("part_count")
+    lines_plot(os.path.join(out, f"{name}.png"), title, f"{unit} (median)",
+               [str(s) if counts else human_size(s) for s in sizes], series,
+               xlabel="partitions" if counts else "size")
 
 
-def lines_plot(png, title, ylabel, xlabels, series, logy=None):
+def lines_plot(png, title, ylabel, xlabels, series, logy=None, xlabel="size"):
     """A PNG (gnuplot) with one line per series ({title: values, one per
     x label; None where missing}) over the x labels; a log y axis when logy
     is true, or when it is None and the values span more than a factor of
@@ -913,7 +1027,7 @@ def lines_plot(png, title, ylabel, xlabels, series, logy=None):
     lines = ", ".join(f"'{dat}' using 0:{i + 2}:xtic(1) with linespoints title columnhead({i + 2})"
                       for i in range(len(names)))
     script = (f"set terminal png noenhanced size 800,480; set output '{png}'; set key below;"
-              f" set title '{title}'; set ylabel '{ylabel}'; set xlabel 'size';"
+              f" set title '{title}'; set ylabel '{ylabel}'; set xlabel '{xlabel}';"
               f" set xtics rotate by -45; {logy} plot {lines}")
     subprocess.run(["gnuplot", "-e", script], check=True)
 
@@ -937,8 +1051,7 @@ def summarize(name, res, bench, out):
                        + ["" if ratios[m] is None else f"{ratios[m]:.3f}" for m in others])
             cells = [f"{m} {fmt(med[m])}" + (f" ({ratios[m]:.2f}x)" if m in ratios and ratios[m]
                                               else "") for m in mpis]
-            where = f"-n {s}" if bench == "startup" else \
-                f"{s} thr" if bench.startswith("rate_mt") else human_size(s)
+            where = f"-n {s}" if bench == "startup" else size_text(bench, s)
             print(f"  {where:>8}: " + ", ".join(cells))
     print(f"ratios: {path}")
 
@@ -962,7 +1075,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("benches", nargs="*")
     ap.add_argument("--reps", type=int, default=0, help="repetitions (default 3; 1 with --quick)")
-    ap.add_argument("--out", default=os.path.join(BUILD, "bench"))
+    ap.add_argument("--out", default="",
+                    help="output directory (default build/bench; build/bench/part for `part`)")
     ap.add_argument("--quick", action="store_true", help="counts / 20, one repetition")
     ap.add_argument("--nothread", action="store_true",
                     help="also run Cadence without its progress thread")
@@ -985,16 +1099,22 @@ def main():
     args = ap.parse_args()
     if args.across:
         return check_across(args.across)
-    os.makedirs(args.out, exist_ok=True)
-    table_csv = os.path.join(args.out, "table.csv")
     benches = args.benches or ["table"]
     table = benches == ["table"]
+    # `part`: the partitioned benchmarks as a table run of their own
+    part = benches == ["part"]
     if args.from_csv:
         res = Results(read_csv(args.from_csv))
-        if args.benches == ["table"] or not args.check:
+        only_part = bool(res.benches) and all(b in PART for b in res.benches)
+        args.out = args.out or os.path.join(BUILD, "bench", *(["part"] if only_part else []))
+        os.makedirs(args.out, exist_ok=True)
+        if args.benches in (["table"], ["part"]) or not args.check:
             write_table(os.path.join(args.out, "table.md"), res, check(res), [],
                         [f"# Cadence, MPICH and Open MPI (from {args.from_csv})", ""])
         return report_check(check(res)) if args.check else 0
+    args.out = args.out or os.path.join(BUILD, "bench", *(["part"] if part else []))
+    os.makedirs(args.out, exist_ok=True)
+    table_csv = os.path.join(args.out, "table.csv")
 
     mpis = chosen(available(), args.mpis, table or args.nothread)
     if args.again:
@@ -1004,6 +1124,8 @@ def main():
     reps = args.reps or (1 if args.quick else 3)
     if table:
         names = TABLE + (["latency-load"] if args.load else [])
+    elif part:
+        names = GROUPS["part"]
     else:
         names = [b for name in benches for b in GROUPS.get(name, [name])]
         for b in names:
@@ -1016,15 +1138,18 @@ def main():
                                  ["latency-load"] if table else None, gate)
     wall = time.time() - t0
     res = Results(rows)
-    if table:
+    if table or part:
         write_csv(table_csv, rows)
         cmd = " ".join(shlex.quote(a) for a in ["tools/bench/compare.py"] + sys.argv[1:])
-        header = ["# Cadence, MPICH and Open MPI side by side", "",
+        title = "Partitioned communication: Cadence, MPICH and Open MPI" if part else \
+            "Cadence, MPICH and Open MPI"
+        header = [f"# {title} side by side", "",
                   f"Command: `{cmd}`" + (f" (CADENCE_BUILD_ROOT={BUILD})"
                                          if "CADENCE_BUILD_ROOT" in os.environ else ""), "",
                   f"Cadence {rev}; {time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} "
                   f"processing units; load average {load0} before, {machine_note()} after; "
-                  f"{reps} repetition(s){', quick counts (a smoke test)' if args.quick else ''}; "
+                  f"{reps} repetition(s){', quick counts (a smoke test)' if args.quick else ''}"
+                  f"{f', {args.load} busy processes beside every run' if part and args.load else ''}; "
                   f"wall time {wall / 60:.1f} min.", "",
                   f"Cache-line round trip between the two processing units (tools/bench/lockcost.c "
                   f"--rtt, ns), before each repetition and at the end: {rtt_note()}.", "",

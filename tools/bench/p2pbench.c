@@ -51,14 +51,6 @@ static char *sbuf, *rbuf;
 
 enum { WINDOW = 64, MAXB = 4 << 20 };
 
-/* Two-rank barrier and max with point-to-point only. */
-static void sync2(void)
-{
-    char a = 0, b;
-    MPI_Sendrecv(&a, 1, MPI_BYTE, 1 - rank, 9, &b, 1, MPI_BYTE, 1 - rank, 9, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-}
-
 /* The other rank's x. */
 static double peer(double x)
 {
@@ -121,7 +113,7 @@ static void latency(void)
         int iters, skip;
         counts(b, 10000, 100, 1000, 10, &iters, &skip);
         double *t = malloc(iters * sizeof *t);
-        sync2();
+        sync2_of(rank);
         double mean = pingpong(sbuf, rbuf, b, 1, iters, skip, t);
         if (rank == 0)
             report_times("latency", b, mean, t, iters);
@@ -187,7 +179,7 @@ static void latency_mt(void)
         counts(sizes[k], 1000, 10, 100, 10, &iters, &skip);
         double *t = malloc((size_t)nt * iters * sizeof *t);
         pthread_barrier_init(&mt_barrier, NULL, nt + 1);
-        sync2();
+        sync2_of(rank);
         for (int i = 0; i < nt; i++) {
             arg[i] = (struct mt_arg){.id = i, .iters = iters, .skip = skip, .bytes = sizes[k],
                                      .t = t + (size_t)i * iters};
@@ -257,7 +249,7 @@ static void bandwidth(int bidir, const char *name)
         long b = sizes[k] < MAXB ? sizes[k] : MAXB;
         int iters, skip;
         bw_counts(b, &iters, &skip);
-        sync2();
+        sync2_of(rank);
         double t = max2(windows(bidir, b, iters, skip));
         double bytes = (double)b * WINDOW * iters * (bidir ? 2 : 1);
         if (rank == 0)
@@ -273,7 +265,7 @@ static void rate(void)
     for (int k = 0; k < ns; k++) {
         int iters, skip;
         counts(sizes[k], 10000, 100, 1000, 10, &iters, &skip);
-        sync2();
+        sync2_of(rank);
         double t = max2(windows(0, sizes[k], iters, skip));
         if (rank == 0)
             printf("rate,%ld,mean,%.0f,msg/s\n", sizes[k], (double)WINDOW * iters / t);
@@ -315,7 +307,7 @@ static void rate_mt(void)
     }
     MPI_Info_free(&info);
     pthread_barrier_init(&mt_barrier, NULL, nt + 1);
-    sync2();
+    sync2_of(rank);
     for (int i = 0; i < nt; i++)
         pthread_create(&th[i], NULL, rate_thread, &arg[i]);
     pthread_barrier_wait(&mt_barrier);
@@ -346,7 +338,7 @@ static double transfers(long b, double work, int iters, int skip, double *comp)
     double sum = 0, csum = 0;
     for (int i = 0; i < skip + iters; i++) {
         MPI_Request rq;
-        sync2();
+        sync2_of(rank);
         double t0 = MPI_Wtime();
         if (rank == 0)
             MPI_Isend(sbuf, (int)b, MPI_BYTE, 1, 4, MPI_COMM_WORLD, &rq);

@@ -177,13 +177,6 @@ static void bcast_run(struct bcast *bc)
     }
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* The application's computation: n rounds of arithmetic, no MPI call. */
 static volatile double sink;
 static void work(long n)

@@ -594,8 +594,6 @@ static void send_ready(struct cdn_request *r, int p)
 static bool agree_locked(struct pp *s, int err)
 {
     s->agree_err = err;
-    atomic_store(&s->acked, true);
-    atomic_store(&s->agreed, true);
     bool tok = s->token;
     s->token = false;
     if (tok && s->nunits > 0) {
@@ -603,6 +601,8 @@ static bool agree_locked(struct pp *s, int err)
             atomic_store(&s->unit_left[u], s->unit_need[u]);
         atomic_fetch_add(&s->left, s->nunits);
     }
+    atomic_store(&s->agreed, true);  /* after the counts: a Pready that sees it uses them */
+    atomic_store(&s->acked, true);   /* last: a start that sees it takes no lock (pp_start) */
     return tok;
 }
 
@@ -629,9 +629,9 @@ static void on_ack(struct pp *s, const struct ctl *m)
     bool tok;
     if (planned) {
         s->agree_err = err;
-        atomic_store(&s->acked, true);
         tok = s->token;
         s->token = false;
+        atomic_store(&s->acked, true);  /* last: see pp_start */
     } else {
         tok = agree_locked(s, err);
     }
@@ -745,7 +745,6 @@ static void on_hello(struct pp *s, int e)
     s->agree_err = err;
     if (err != MPI_SUCCESS && !s->discard)
         s->nunits = 0;
-    atomic_store(&s->agreed, true);
     bool tok = s->token;
     s->token = false;
     if (tok && s->nunits > 0) {
@@ -756,6 +755,9 @@ static void on_hello(struct pp *s, int e)
         for (int u = 0; u < s->nunits; u++)
             child_start(s, s->units[u]);
     }
+    /* last: MPI_Parrived reads the counts once it sees it, and a start that
+     * sees it takes no lock (pp_start) */
+    atomic_store(&s->agreed, true);
     pthread_mutex_unlock(&s->lock);
     if (tok)
         epoch_sub(s, 1, err);
@@ -816,7 +818,13 @@ static int pp_start(struct cdn_request *r)
         cdn_request_event(r);
         return MPI_SUCCESS;
     }
-    pthread_mutex_lock(&s->lock);
+    /* Once the agreement is over (the sender has its ACK, the receiver its
+     * HELLO: the flags are stored last in their handlers' critical
+     * sections) nothing but the application's own calls touches what a
+     * start sets: no lock. */
+    bool settled = atomic_load(&s->agreed) && (!s->sender || atomic_load(&s->acked));
+    if (!settled)
+        pthread_mutex_lock(&s->lock);
     s->epoch++;
     atomic_store(&s->err, MPI_SUCCESS);
     bool agreed = atomic_load(&s->agreed);
@@ -835,7 +843,8 @@ static int pp_start(struct cdn_request *r)
     if (agreed && !s->sender)
         for (int u = 0; u < s->nunits; u++)
             child_start(s, s->units[u]);
-    pthread_mutex_unlock(&s->lock);
+    if (!settled)
+        pthread_mutex_unlock(&s->lock);
     epoch_sub(s, 1, MPI_SUCCESS);  /* the start's own event */
     return MPI_SUCCESS;
 }

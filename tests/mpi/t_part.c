@@ -10,7 +10,8 @@
  *                    bytes checked as soon as MPI_Parrived says it arrived;
  *                    the number of transfers checked per case, and that the
  *                    sender-planned cases sent before any answer came; to
- *                    MPI_PROC_NULL, to self, over an intercommunicator
+ *                    MPI_PROC_NULL, to self (MPI_Startall, MPI_Testall,
+ *                    MPI_Request_get_status), over an intercommunicator
  *   t_part threads [ITERS] [THREADS]
  *                    THREADS threads per rank each fill and mark their own
  *                    partitions (MPI_THREAD_MULTIPLE); the receiver's
@@ -224,27 +225,40 @@ static void test_cases(void)
     MPI_Pready_range(0, 3, r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     MPI_Request_free(&r);
-    /* to self, with Pready_list */
+    /* to self, with Pready_list; started by MPI_Startall, completed by
+     * MPI_Testall, looked at with MPI_Request_get_status and MPI_Test */
     int a[8], b[8];
-    MPI_Request s, v;
-    MPI_Precv_init(b, 2, 4, MPI_INT, rank, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &v);
-    MPI_Psend_init(a, 4, 2, MPI_INT, rank, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &s);
+    MPI_Request sv[2];
+    MPI_Precv_init(b, 2, 4, MPI_INT, rank, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &sv[1]);
+    MPI_Psend_init(a, 4, 2, MPI_INT, rank, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &sv[0]);
     for (int it = 0; it < 3; it++) {
         for (int i = 0; i < 8; i++)
             a[i] = value(it, i);
-        MPI_Start(&v);
-        MPI_Start(&s);
+        MPI_Startall(2, sv);
+        int flag = 1;
+        MPI_Status gs;
+        MPI_Request_get_status(sv[1], &flag, &gs);
+        CHECK(!flag, "self: the receive complete before any partition was marked");
         int list[4] = {3, 1, 2, 0};
-        MPI_Pready_list(4, list, s);
-        MPI_Wait(&s, MPI_STATUS_IGNORE);
-        MPI_Wait(&v, MPI_STATUS_IGNORE);
+        MPI_Pready_list(4, list, sv[0]);
+        MPI_Status sts[2];
+        flag = 0;
+        while (!flag)
+            MPI_Testall(2, sv, &flag, sts);
+        int count;
+        MPI_Get_count(&sts[1], MPI_INT, &count);
+        CHECK(count == 8 && sts[1].MPI_SOURCE == rank && sts[1].MPI_TAG == 3,
+              "self: status count %d source %d tag %d", count, sts[1].MPI_SOURCE,
+              sts[1].MPI_TAG);
+        MPI_Test(&sv[1], &flag, MPI_STATUS_IGNORE);  /* inactive now: flag true */
+        CHECK(flag && sv[1] != MPI_REQUEST_NULL, "self: inactive request: flag %d", flag);
         int ok = 1;
         for (int i = 0; i < 8; i++)
             ok &= b[i] == value(it, i);
         CHECK(ok, "self: instance %d data", it);
     }
-    MPI_Request_free(&s);
-    MPI_Request_free(&v);
+    MPI_Request_free(&sv[0]);
+    MPI_Request_free(&sv[1]);
     /* over an intercommunicator: the pair's two ranks as two groups */
     MPI_Comm half, inter;
     int prank;

@@ -415,10 +415,17 @@ static void pp_complete(struct cdn_request *r)
 }
 
 /* Start child c of the request (it holds a reference on the request until
- * its child_done). */
+ * its child_done).  The control messages' children only: a transfer
+ * needs none, its instance (and so the request's engine reference) lasting
+ * until after its child_done, which touches nothing once it has counted. */
 static void child_start(struct pp *s, struct cdn_request *c)
 {
     cdn_request_retain(s->req);
+    c->ops->start(c);
+}
+
+static inline void unit_start(struct cdn_request *c)
+{
     c->ops->start(c);
 }
 
@@ -475,6 +482,8 @@ static int make_units_in(struct pp *s, const struct plan_in *in)
             return -1;
         s->units[u]->parent = s->req;
         s->units[u]->parent_slot = u;
+        /* the transfer's receive is never urgent (below): the send is lazy */
+        s->units[u]->u.p2p.lazy_ok = s->sender;
         if (!s->sender) {
             /* Only the application waits for a transfer (MPI_Parrived, a
              * wait): like a user's receive it asks nobody to ring for its
@@ -562,7 +571,7 @@ static void send_unit(struct pp *s, int u)
         epoch_sub(s, 1, MPI_SUCCESS);
         return;
     }
-    child_start(s, c);
+    unit_start(c);
 }
 
 /* Partition p counts towards its transfers (its flag went to 2). */
@@ -571,7 +580,8 @@ static void count_ready(struct pp *s, int p)
     if (s->nunits == 0)
         return;  /* no plan (the sides did not agree), or nothing to send */
     for (int u = s->ulo[p]; u <= s->uhi[p]; u++)
-        if (atomic_fetch_sub_explicit(&s->unit_left[u], 1, memory_order_acq_rel) == 1)
+        if (s->unit_need[u] == 1 ||  /* this partition's alone: no count to take */
+            atomic_fetch_sub_explicit(&s->unit_left[u], 1, memory_order_acq_rel) == 1)
             send_unit(s, u);
 }
 
@@ -580,6 +590,11 @@ static void send_ready(struct cdn_request *r, int p)
     struct pp *s = pp_of(r);
     if (s->null_peer)
         return;
+    if (atomic_load(&s->acked)) {  /* settled: no ACK handler can race for the flag */
+        atomic_store_explicit(&s->base.flags[p], 2, memory_order_relaxed);
+        count_ready(s, p);
+        return;
+    }
     if (!atomic_load(&s->agreed))
         return;  /* flag 1: the ACK's handler counts it (or the check below) */
     unsigned char one = 1;
@@ -753,7 +768,7 @@ static void on_hello(struct pp *s, int e)
                 atomic_store(&s->part_left[q], s->part_need[q]);
         atomic_fetch_add(&s->left, s->nunits);
         for (int u = 0; u < s->nunits; u++)
-            child_start(s, s->units[u]);
+            unit_start(s->units[u]);
     }
     /* last: MPI_Parrived reads the counts once it sees it, and a start that
      * sees it takes no lock (pp_start) */
@@ -787,12 +802,14 @@ static void pp_child_done(struct cdn_request *r, int slot)
     int e = c->status.MPI_ERROR;
     if (atomic_load(&c->cancelled))
         e = MPI_ERR_REQUEST;
-    if (slot >= 0) {
+    if (slot >= 0) {  /* a transfer: its count may end the instance, then nothing more */
         if (s->sender)
             epoch_sub(s, 1, e);
         else
             unit_arrived(s, slot, e);
-    } else if (slot == SLOT_HELLO) {
+        return;
+    }
+    if (slot == SLOT_HELLO) {
         if (!s->sender)
             on_hello(s, e);
         else if (e != MPI_SUCCESS)
@@ -821,31 +838,41 @@ static int pp_start(struct cdn_request *r)
     /* Once the agreement is over (the sender has its ACK, the receiver its
      * HELLO: the flags are stored last in their handlers' critical
      * sections) nothing but the application's own calls touches what a
-     * start sets: no lock. */
+     * start sets: no lock, and no event of the start's own (plain stores:
+     * the arm's release publishes them, and a transfer is started or
+     * posted only after them). */
     bool settled = atomic_load(&s->agreed) && (!s->sender || atomic_load(&s->acked));
     if (!settled)
         pthread_mutex_lock(&s->lock);
     s->epoch++;
-    atomic_store(&s->err, MPI_SUCCESS);
+    atomic_store_explicit(&s->err, MPI_SUCCESS, memory_order_relaxed);
     bool agreed = atomic_load(&s->agreed);
     bool waits = s->sender ? !atomic_load(&s->acked) : !agreed;
     if (agreed && s->sender)
         for (int u = 0; u < s->nunits; u++)
-            atomic_store(&s->unit_left[u], s->unit_need[u]);
+            if (s->unit_need[u] > 1)  /* (a transfer of one partition keeps no count) */
+                atomic_store_explicit(&s->unit_left[u], s->unit_need[u], memory_order_relaxed);
     if (agreed && !s->sender && s->part_left != NULL)
         for (int q = 0; q < s->base.partitions; q++)
-            atomic_store(&s->part_left[q], s->part_need[q]);
+            atomic_store_explicit(&s->part_left[q], s->part_need[q], memory_order_relaxed);
     if (agreed && !waits)
         record(s, s->agree_err);
     s->token = waits;
-    atomic_store(&s->left, 1 + (agreed ? s->nunits : 0) + (waits ? 1 : 0));
+    int token = settled ? 0 : 1;  /* the start's own event, while a handler may run */
+    int left = token + (agreed ? s->nunits : 0) + (waits ? 1 : 0);
+    atomic_store_explicit(&s->left, left, memory_order_relaxed);
     cdn_request_arm(r, 1);
+    if (left == 0) {  /* settled, nothing to move */
+        cdn_request_event(r);
+        return MPI_SUCCESS;
+    }
     if (agreed && !s->sender)
         for (int u = 0; u < s->nunits; u++)
-            child_start(s, s->units[u]);
-    if (!settled)
+            unit_start(s->units[u]);
+    if (!settled) {
         pthread_mutex_unlock(&s->lock);
-    epoch_sub(s, 1, MPI_SUCCESS);  /* the start's own event */
+        epoch_sub(s, 1, MPI_SUCCESS);
+    }
     return MPI_SUCCESS;
 }
 

@@ -107,10 +107,11 @@ void cdn_p2p_wire_hdr(const struct cdn_xfer *sx, struct cdn_wire_hdr *h)
 /* Does only a thread blocked in MPI want this send's message at once?  A
  * standard-mode message on a user's context: receives there are never
  * urgent (progress/request.h), so nobody acts on it before the receiver's
- * next poll unless a thread of the receiver sleeps in MPI. */
+ * next poll unless a thread of the receiver sleeps in MPI.  The same for
+ * a send whose receive is known never to be urgent (lazy_ok). */
 static bool send_lazy(const struct cdn_p2p *p)
 {
-    return p->mode != CDN_SEND_SYNC && p->ctx == p->comm->context_id;
+    return p->mode != CDN_SEND_SYNC && (p->ctx == p->comm->context_id || p->lazy_ok);
 }
 
 static size_t send_pack(struct cdn_p2p *p, uint64_t offset, void *dst, size_t len)

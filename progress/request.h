@@ -108,6 +108,9 @@ struct cdn_p2p {
                                * while posted -- its caller polls, and wants data while it
                                * sleeps (engine.c, block), which rings for every cell.
                                * Must not change while posted. */
+    bool lazy_ok;             /* send on an internal context whose receive is never urgent
+                               * (a partitioned transfer's): lazy as a user's message
+                               * (cdn_p2p_send_lazy) */
 };
 
 /* Composite: a send and a receive completed together. */

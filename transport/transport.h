@@ -59,7 +59,10 @@ struct cdn_xfer {
     bool alone;                /* rendezvous receive: the sender's application is likely
                                 * computing (a partitioned transfer), so move the data in a
                                 * way that needs nothing of it: shm reads it by CMA, never
-                                * through the rings (whose copy in is the sender's) */
+                                * through the rings (whose copy in is the sender's), and
+                                * offers the sender half even while more of its messages
+                                * wait (a sender waiting in MPI takes it; a computing one
+                                * does not, and the receiver takes it back) */
     /* the transport's */
     bool rndv;                 /* send: it went by rendezvous */
     int state;                 /* free for the transport (what a send waits for) */

@@ -785,7 +785,7 @@ static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const stru
     if (st->split_min == 0 || rx->dst == NULL || rx->bytes < st->split_min || !p->cma_proven ||
         !p->seg->serves_push || !cdn_progress_driven() ||
         atomic_load_explicit(&p->rndv_out, memory_order_relaxed) > 0 ||
-        (rx->bytes < SHM_SPLIT_STREAM_MIN && shm_ring_more(p->cons.ring)))
+        (rx->bytes < SHM_SPLIT_STREAM_MIN && shm_ring_more(p->cons.ring) && !rx->alone))
         return rx->bytes;
     return rx->bytes / 2 & ~(uint64_t)4095;
 }

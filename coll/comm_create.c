@@ -22,6 +22,7 @@
 #include "runtime/datatype.h"
 #include "runtime/op.h"
 #include "runtime/session.h"
+#include "runtime/stream.h"
 #include "runtime/topo.h"
 
 static int reduce_intra(void *arg, uint32_t *buf, int nwords)
@@ -76,6 +77,10 @@ int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct
     cdn_comm_set_errh(c, parent != NULL ? cdn_comm_errh(parent)
                                         : cdn_errh_get(MPI_ERRORS_ARE_FATAL));
     c->pctx = parent != NULL ? parent->pctx : 0;
+    /* a stream communicator's children use its stream too (and hold it) */
+    c->stream = parent != NULL && !parent->inter ? parent->stream : NULL;
+    if (c->stream != NULL)
+        cdn_stream_retain(c->stream);
     /* from a session's group, or from a communicator of a session */
     c->session = c->group->session != NULL ? c->group->session
                  : parent != NULL            ? parent->session

@@ -60,10 +60,12 @@ fail:
     return NULL;
 }
 
-static inline bool matches(int want_src, int want_tag, const struct cdn_wire_hdr *h)
+/* mask: the bits of the tag that must match (-1: all; a multiplexed
+ * stream receive's any-stream or any-tag half: cdn_p2p_stream_recv). */
+static inline bool matches(int want_src, int want_tag, int mask, const struct cdn_wire_hdr *h)
 {
     return (want_src == MPI_ANY_SOURCE || want_src == h->src) &&
-           (want_tag == MPI_ANY_TAG || want_tag == h->tag);
+           (want_tag == MPI_ANY_TAG || ((want_tag ^ h->tag) & mask) == 0);
 }
 
 static void unexp_remove(struct cdn_match_ctx *m, struct cdn_msg *msg)
@@ -115,10 +117,10 @@ static inline __attribute__((always_inline)) void posted_remove(struct cdn_match
 
 struct cdn_msg *cdn_match_post(struct cdn_match_ctx *m, struct cdn_request *rreq)
 {
-    int src = rreq->u.p2p.rank, tag = rreq->u.p2p.tag;
+    int src = rreq->u.p2p.rank, tag = rreq->u.p2p.tag, mask = rreq->u.p2p.tag_mask;
     cdn_spin_lock(&m->lock);
     for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
-        if (matches(src, tag, &msg->h)) {
+        if (matches(src, tag, mask, &msg->h)) {
             unexp_remove(m, msg);
             cdn_spin_unlock(&m->lock);
             return msg;
@@ -247,7 +249,7 @@ struct cdn_request *cdn_match_arrive(struct cdn_match_ctx *m, const struct cdn_m
     *failed = false;
     cdn_spin_lock(&m->lock);
     for (struct cdn_request *r = m->posted; r != NULL; r = r->next) {
-        if (matches(r->u.p2p.rank, r->u.p2p.tag, &tmpl->h)) {
+        if (matches(r->u.p2p.rank, r->u.p2p.tag, r->u.p2p.tag_mask, &tmpl->h)) {
             posted_remove(m, r);
             cdn_spin_unlock(&m->lock);
             return r;
@@ -295,7 +297,7 @@ bool cdn_match_probe(struct cdn_match_ctx *m, int src, int tag, bool take,
     bool found = false;
     cdn_spin_lock(&m->lock);
     for (struct cdn_msg *msg = m->unexp; msg != NULL; msg = msg->next) {
-        if (matches(src, tag, &msg->h)) {
+        if (matches(src, tag, -1, &msg->h)) {
             *h = msg->h;
             if (take) {
                 unexp_remove(m, msg);

@@ -27,6 +27,7 @@
 #include "runtime/copy.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
+#include "runtime/stream.h"
 #include "transport/transport.h"
 
 atomic_bool cdn_p2p_app_inside;
@@ -226,7 +227,8 @@ static inline int send_start(struct cdn_request *r, bool fresh)
         cdn_sent_count_one(NULL);
         rc = self_send(r);
     } else {
-        p->tp = cdn_progress_transport_in(p->comm->pctx, p->x.peer);
+        p->tp = cdn_progress_transport_in(r->pctx, p->x.peer);  /* its communicator's, or a
+                                                                  * stream's (MPIX_Stream_send) */
         if (p->tp == NULL) {
             rc = cdn_err(MPI_ERR_OTHER, "send: no transport reaches world rank %d", p->x.peer);
         } else {
@@ -362,6 +364,7 @@ static void p2p_init(struct cdn_request *r, const void *buf, MPI_Count count,
     p->dt = dt;
     p->rank = rank;
     p->tag = tag;
+    p->tag_mask = -1;
     p->ctx = ctx;
     p->mode = CDN_SEND_STANDARD;
     p->comm = comm;
@@ -550,6 +553,43 @@ int cdn_p2p_recv_init_ctx(void *buf, MPI_Count count, struct cdn_datatype *dt, i
     return recv_make(buf, count, dt, source, tag, comm, ctx, true, true, false, out);
 }
 
+int cdn_p2p_stream_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                        int tag, int src_idx, uint32_t ctx, int pctx, struct cdn_comm *comm,
+                        struct cdn_request **out)
+{
+    int rc = send_make(buf, count, dt, dest, tag << CDN_STREAM_TAG_BITS | src_idx, comm, ctx,
+                       CDN_SEND_STANDARD, true, out);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_request *r = *out;
+    r->pctx = pctx;
+    r->persistent = false;
+    r->u.p2p.lazy_ok = true;  /* its receive is never urgent, as a user's */
+    return send_start(r, true);
+}
+
+int cdn_p2p_stream_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
+                        int tag, int src_idx, uint32_t ctx, int pctx, struct cdn_comm *comm,
+                        struct cdn_request **out)
+{
+    /* the wire tag's halves: either may be a wildcard */
+    int want = tag == MPI_ANY_TAG && src_idx < 0 ? MPI_ANY_TAG
+               : tag == MPI_ANY_TAG             ? src_idx
+                                                : tag << CDN_STREAM_TAG_BITS | (src_idx < 0 ? 0 : src_idx);
+    int mask = tag == MPI_ANY_TAG ? CDN_STREAM_MAX - 1
+               : src_idx < 0      ? ~(CDN_STREAM_MAX - 1)
+                                  : -1;
+    int rc = recv_make(buf, count, dt, source, want, comm, ctx, false, true, false, out);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct cdn_request *r = *out;
+    r->pctx = pctx;
+    r->persistent = false;
+    r->u.p2p.tag_mask = mask;
+    r->u.p2p.stream_tag = true;
+    return recv_arm_start(r, true);
+}
+
 int cdn_p2p_recv_exact(const struct cdn_request *rreq)
 {
     const MPI_Status *st = &rreq->status;
@@ -637,7 +677,8 @@ static void deliver(struct cdn_request *rreq, const struct cdn_msg *msg, const v
     MPI_Count bytes = (MPI_Count)msg->h.bytes;
     MPI_Count n = bytes < p->bytes ? bytes : p->bytes;
     rreq->status.MPI_SOURCE = msg->h.src;
-    rreq->status.MPI_TAG = msg->h.tag;
+    rreq->status.MPI_TAG = CDN_UNLIKELY(p->stream_tag) ? msg->h.tag >> CDN_STREAM_TAG_BITS
+                                                       : msg->h.tag;
     cdn_status_set_bytes(&rreq->status, n);
     int err = MPI_SUCCESS;
     if (bytes > p->bytes)

@@ -86,6 +86,17 @@ int cdn_p2p_send_init_ctx(const void *buf, MPI_Count count, struct cdn_datatype 
 int cdn_p2p_recv_init_ctx(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
                           int tag, struct cdn_comm *comm, uint32_t ctx,
                           struct cdn_request **out);
+/* MPIX_Stream_isend / MPIX_Stream_irecv on a multiplexed stream
+ * communicator (runtime/stream.h): started requests on matching context
+ * ctx (the destination stream's), through progress context pctx (the
+ * local stream's).  The receive's src_idx may be -1 (any stream), its
+ * tag MPI_ANY_TAG; its status reports the user's tag. */
+int cdn_p2p_stream_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
+                        int tag, int src_idx, uint32_t ctx, int pctx, struct cdn_comm *comm,
+                        struct cdn_request **out);
+int cdn_p2p_stream_recv(void *buf, MPI_Count count, struct cdn_datatype *dt, int source,
+                        int tag, int src_idx, uint32_t ctx, int pctx, struct cdn_comm *comm,
+                        struct cdn_request **out);
 /* A collective's receive rreq completed: its status's error, or, when it
  * succeeded with fewer bytes than its buffer holds, MPI_ERR_COUNT naming
  * both sizes.  Every receive of a collective is sized from the call's

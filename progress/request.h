@@ -85,6 +85,7 @@ struct cdn_p2p {
     struct cdn_dt_segment seg;
     MPI_Count bytes;          /* send: message size; receive: buffer capacity */
     int rank, tag;            /* peer and tag in the communicator (receive: may be wildcards) */
+    int tag_mask;             /* receive: the bits of tag that must match (-1: all) */
     uint32_t ctx;             /* context id of the communicator */
     int mode;                 /* enum cdn_send_mode */
     struct cdn_comm *comm;
@@ -111,6 +112,9 @@ struct cdn_p2p {
     bool lazy_ok;             /* send on an internal context whose receive is never urgent
                                * (a partitioned transfer's): lazy as a user's message
                                * (cdn_p2p_send_lazy) */
+    bool stream_tag;          /* receive of MPIX_Stream_(i)recv: the wire tag carries the
+                               * source stream in its low bits; the status reports the
+                               * user's tag (p2p.h, CDN_STREAM_TAG_BITS) */
 };
 
 /* Composite: a send and a receive completed together. */

@@ -17,6 +17,7 @@
 #include "runtime/info.h"
 #include "runtime/runtime.h"
 #include "runtime/session.h"
+#include "runtime/stream.h"
 #include "runtime/topo.h"
 
 struct cdn_comm cdn_comm_builtin[2] = {
@@ -128,6 +129,11 @@ void cdn_comm_destroy(struct cdn_comm *c)
      * it held the communicator, so they are all sent (progress/bsend.c) */
     cdn_bsend_owner_free(&c->bsend);
     cdn_session_release(c->session);
+    cdn_stream_release(c->stream);
+    for (int i = 0; i < c->nstreams; i++)
+        cdn_stream_release(c->streams[i]);
+    free(c->streams);
+    free(c->rank_nstreams);
     cdn_attr_list_discard(&c->attrs);
     cdn_ctxid_free(c->context_id);
     cdn_group_release(c->group);

@@ -24,6 +24,7 @@ struct cdn_info;
 struct cdn_topo;
 struct cdn_session;
 struct cdn_bsend_pool;
+struct cdn_stream;
 /* What becomes of a buffered-send pool (progress/bsend.c, MPI_*_attach_buffer)
  * when its owner -- a communicator, a session -- goes: its messages sent
  * (flush) and it freed (pool_free).  The pool code installs these when it
@@ -55,6 +56,9 @@ void cdn_bsend_owner_free(struct cdn_bsend_pool **slot);
  * receives never lengthen the queues the user's messages and the
  * collectives are matched in. */
 #define CDN_COMM_CTX_PART(c) (CDN_CTXID_MAX + (c)->context_id)
+/* And above those, a multiplexed stream communicator's contexts, one per
+ * destination stream index i < 64 (MPIX_Stream_send, runtime/stream.h). */
+#define CDN_COMM_CTX_STREAM(c, i) (2u * CDN_CTXID_MAX + (c)->context_id / 2u * 64u + (uint32_t)(i))
 #define CDN_TAG_COMM_BASE (-4096)
 
 struct cdn_comm {
@@ -105,6 +109,15 @@ struct cdn_comm {
      * struct cdn_pctx): its parent's, or the one its creating call's info
      * asks for (cadence_progress_context), fixed for its life. */
     int pctx;
+    /* MPIX_Stream_comm_create: the stream whose context it uses (held by
+     * a reference), or NULL. */
+    struct cdn_stream *stream;
+    /* MPIX_Stream_comm_create_multiplex: this process's streams (held;
+     * an entry may be NULL: MPIX_STREAM_NULL) and how many each rank
+     * attached; nstreams 0 for other communicators. */
+    int nstreams;
+    struct cdn_stream **streams;
+    int *rank_nstreams;
 };
 
 /* The value of info key `key` set on comm (MPI_Comm_set_info, dup_with_info,

@@ -23,6 +23,7 @@
 #include "runtime/error.h"
 #include "runtime/info.h"
 #include "runtime/runtime.h"
+#include "runtime/stream.h"
 
 static const char *const assertions[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
                                          "mpi_assert_exact_length",
@@ -110,9 +111,15 @@ int cdn_comm_take_pctx(struct cdn_comm *c, const char *caller)
         return MPI_SUCCESS;
     int n = cdn_rt.pctx_count, k = -1;
     if (strcmp(v, "auto") == 0) {
-        /* the contexts other than 0 in turn (0 when there is only one) */
+        /* the contexts other than 0 in turn, but those streams own (0 when
+         * there is no other) */
         static atomic_uint next;
-        k = n == 1 ? 0 : 1 + (int)(atomic_fetch_add(&next, 1) % (unsigned)(n - 1));
+        k = 0;
+        for (int tries = 0; n > 1 && tries < n - 1 && k == 0; tries++) {
+            int c1 = 1 + (int)(atomic_fetch_add(&next, 1) % (unsigned)(n - 1));
+            if (!cdn_stream_owns(c1))  /* a stream's context is its own */
+                k = c1;
+        }
     } else {
         char *end;
         long x = strtol(v, &end, 10);

@@ -27,6 +27,7 @@ static struct cdn_request *recv_req(int src, int tag)
     ck_assert_ptr_nonnull(r);
     r->u.p2p.rank = src;
     r->u.p2p.tag = tag;
+    r->u.p2p.tag_mask = -1;  /* every bit of the tag (p2p.c sets it so) */
     return r;
 }
 
@@ -64,6 +65,37 @@ START_TEST(test_posted_oldest_match_wins)
     cdn_request_release(a);
     cdn_request_release(b);
     cdn_request_release(c);
+}
+END_TEST
+
+/* A tag mask (a multiplexed stream receive, runtime/stream.h): only the
+ * masked bits must match, in posted and in unexpected searches. */
+START_TEST(test_tag_mask)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(107);
+    ck_assert_ptr_nonnull(m);
+    /* tag 9 from any stream: the upper bits; stream 2 with any tag: the low six */
+    struct cdn_request *any_stream = recv_req(1, 9 << 6), *stream2 = recv_req(1, 2);
+    any_stream->u.p2p.tag_mask = ~63;
+    stream2->u.p2p.tag_mask = 63;
+    ck_assert_ptr_null(cdn_match_post(m, any_stream));
+    ck_assert_ptr_null(cdn_match_post(m, stream2));
+    bool failed;
+    struct cdn_msg x = msg_of(1, 8 << 6 | 2, 0);  /* tag 8 from stream 2 */
+    ck_assert_ptr_eq(cdn_match_arrive(m, &x, "", &failed), stream2);
+    x = msg_of(1, 9 << 6 | 5, 0);  /* tag 9 from stream 5 */
+    ck_assert_ptr_eq(cdn_match_arrive(m, &x, "", &failed), any_stream);
+    x = msg_of(1, 7 << 6 | 3, 0);  /* unexpected, then a masked post finds it */
+    ck_assert_ptr_null(cdn_match_arrive(m, &x, "", &failed));
+    struct cdn_request *stream3 = recv_req(1, 3);
+    stream3->u.p2p.tag_mask = 63;
+    struct cdn_msg *got = cdn_match_post(m, stream3);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_int_eq(got->h.tag, 7 << 6 | 3);
+    cdn_msg_free(got);
+    cdn_request_release(any_stream);
+    cdn_request_release(stream2);
+    cdn_request_release(stream3);
 }
 END_TEST
 
@@ -431,6 +463,7 @@ static Suite *match_suite(void)
     Suite *s = suite_create("match");
     TCase *tc = tcase_create("queues");
     tcase_add_test(tc, test_posted_oldest_match_wins);
+    tcase_add_test(tc, test_tag_mask);
     tcase_add_test(tc, test_unexpected_in_arrival_order_with_payload);
     tcase_add_test(tc, test_unexpected_copy_pool);
     tcase_add_test(tc, test_unpost_and_unsend);

@@ -47,6 +47,10 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               8-byte message rate with 1, 2, 4 threads per rank, each
               pair on its own communicator, MPI_THREAD_MULTIPLE (msg/s,
               all threads together; not in the table)
+  rate_mt_shared-N, rate_mt-N, rate_mt_stream-N, N = 1, 2, 4, 8 (group streams)
+              the same with every pair on MPI_COMM_WORLD, on a communicator
+              of its own, and (Cadence) on a stream communicator of its own
+              (CADENCE_PROGRESS_CONTEXTS=9): seed 003's Fig. 4
   overlap     Isend/Irecv + compute + Wait, OSU overlap (%)
   allreduce bcast alltoall                 collbench.c, blocking (us)
   iallreduce ibcast ialltoall              nonblocking: pure time (us),
@@ -328,7 +332,16 @@ BENCHES = {
     # the rate loop in 1, 2 and 4 threads per rank, each pair on its own
     # communicator (not in the table: no goal yet)
     **{f"rate_mt-{n}": Bench("p2pbench.c", "rate_mt", args=["-t", str(n)], timeout=300)
-       for n in (1, 2, 4)},
+       for n in (1, 2, 4, 8)},
+    # seed 003's Fig. 4: every pair on MPI_COMM_WORLD, and (Cadence) a
+    # stream communicator each, with a progress context for every stream
+    **{f"rate_mt_shared-{n}": Bench("p2pbench.c", "rate_mt_shared", args=["-t", str(n)],
+                                    timeout=300)
+       for n in (1, 2, 4, 8)},
+    **{f"rate_mt_stream-{n}": Bench("p2pbench.c", "rate_mt_stream", args=["-t", str(n)],
+                                    timeout=300,
+                                    variant={"cadence": ([], {"CADENCE_PROGRESS_CONTEXTS": "9"})})
+       for n in (1, 2, 4, 8)},
     **{t: Bench("collbench.c", t) for t in COLLS + FORMS + RELEASED},
     # MPICH spins: up to ~25 ms per operation with 8 ranks on 2 cores
     "allreduce-n8": Bench("collbench.c", "allreduce", nprocs=8,
@@ -345,6 +358,8 @@ BENCHES = {
 }
 GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
           "rate_mt": ["rate_mt-1", "rate_mt-2", "rate_mt-4"],
+          "streams": [f"{k}-{n}" for k in ("rate_mt_shared", "rate_mt", "rate_mt_stream")
+                      for n in (1, 2, 4, 8)],
           "coll": COLLS + FORMS + RELEASED,
           "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
           "part": PART}

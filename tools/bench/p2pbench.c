@@ -33,6 +33,11 @@
  *               asks Cadence for a progress context of its own (info key
  *               cadence_progress_context=auto, used with
  *               CADENCE_PROGRESS_CONTEXTS > 1)
+ *   rate_mt_shared, rate_mt_stream
+ *               the same with every pair on MPI_COMM_WORLD (a tag pair
+ *               each), and (Cadence) on a stream communicator each
+ *               (MPIX_Stream_comm_create; with CADENCE_PROGRESS_CONTEXTS
+ *               above the thread count): seed 003's Fig. 4
  *   overlap     MPI_Isend/MPI_Irecv + compute + MPI_Wait, 64 KiB .. 4 MiB, with
  *               the OSU overlap definition: pure = start + wait alone, compute
  *               for the pure time, overall = start + compute + wait,
@@ -207,7 +212,9 @@ static void bw_counts(long b, int *iters, int *skip)
 
 /* Seconds for iters windows after skip warm-up ones, on comm with the
  * buffers s and r. */
-static double windows_on(MPI_Comm comm, char *s, char *r, int bidir, long b, int iters, int skip)
+/* tag: the data's; tag + 1 the acknowledgement's */
+static double windows_on(MPI_Comm comm, int tag, char *s, char *r, int bidir, long b, int iters,
+                         int skip)
 {
     MPI_Request rq[2 * WINDOW];
     char ack[4] = {0};
@@ -218,24 +225,24 @@ static double windows_on(MPI_Comm comm, char *s, char *r, int bidir, long b, int
         int k = 0;
         if (rank == 1 || bidir)
             for (int w = 0; w < WINDOW; w++)
-                MPI_Irecv(r, (int)b, MPI_BYTE, 1 - rank, 2, comm, &rq[k++]);
+                MPI_Irecv(r, (int)b, MPI_BYTE, 1 - rank, tag, comm, &rq[k++]);
         if (rank == 0 || bidir)
             for (int w = 0; w < WINDOW; w++)
-                MPI_Isend(s, (int)b, MPI_BYTE, 1 - rank, 2, comm, &rq[k++]);
+                MPI_Isend(s, (int)b, MPI_BYTE, 1 - rank, tag, comm, &rq[k++]);
         MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
         if (bidir)
             continue;
         if (rank == 1)
-            MPI_Send(ack, 4, MPI_BYTE, 0, 3, comm);
+            MPI_Send(ack, 4, MPI_BYTE, 0, tag + 1, comm);
         else
-            MPI_Recv(ack, 4, MPI_BYTE, 1, 3, comm, MPI_STATUS_IGNORE);
+            MPI_Recv(ack, 4, MPI_BYTE, 1, tag + 1, comm, MPI_STATUS_IGNORE);
     }
     return MPI_Wtime() - start;
 }
 
 static double windows(int bidir, long b, int iters, int skip)
 {
-    return windows_on(MPI_COMM_WORLD, sbuf, rbuf, bidir, b, iters, skip);
+    return windows_on(MPI_COMM_WORLD, 2, sbuf, rbuf, bidir, b, iters, skip);
 }
 
 static void bandwidth(int bidir, const char *name)
@@ -276,19 +283,31 @@ static void *rate_thread(void *p)
 {
     struct mt_arg *a = p;
     char s[8] = {1}, r[8];
-    windows_on(a->comm, s, r, 0, 8, a->skip, 0);
+    int tag = 2 + 2 * a->id;  /* (distinct where the threads share a communicator) */
+    windows_on(a->comm, tag, s, r, 0, 8, a->skip, 0);
     pthread_barrier_wait(&mt_barrier);
     a->from = MPI_Wtime();
-    windows_on(a->comm, s, r, 0, 8, a->iters, 0);
+    windows_on(a->comm, tag, s, r, 0, 8, a->iters, 0);
     a->to = MPI_Wtime();
     return NULL;
 }
 
 /* The rate loop in -t threads per rank at once, thread k of rank 0
- * streaming to thread k of rank 1 on a communicator of their own (each
- * duplicated from MPI_COMM_WORLD before the threads start): the total
- * messages of all threads over the wall time until the last is done. */
-static void rate_mt(void)
+ * streaming to thread k of rank 1: the total messages of all threads over
+ * the wall time until the last is done.  Where the pairs' messages go:
+ *   RATE_OWN     a communicator of their own, duplicated from
+ *                MPI_COMM_WORLD before the threads start, asking Cadence for
+ *                a progress context of its own (info key
+ *                cadence_progress_context=auto: with
+ *                CADENCE_PROGRESS_CONTEXTS > 1; other MPIs ignore it)
+ *   RATE_SHARED  MPI_COMM_WORLD for all, a tag pair each
+ *   RATE_STREAM  Cadence: an MPIX stream each and a stream communicator on
+ *                it (MPIX_Stream_comm_create); needs
+ *                CADENCE_PROGRESS_CONTEXTS > threads (otherwise a comment
+ *                line and no figure) */
+enum rate_kind { RATE_OWN, RATE_SHARED, RATE_STREAM };
+
+static void rate_mt(enum rate_kind kind, const char *test)
 {
     int nt = opt_threads, iters, skip;
     pthread_t th[nt];
@@ -296,16 +315,48 @@ static void rate_mt(void)
     /* a tenth of rate's counts, as latency_mt: more spinning threads than
      * cores can take a scheduler time slice per window */
     counts(8, 1000, 10, 1000, 10, &iters, &skip);
-    /* Cadence maps each to a progress context of its own when there are
-     * several (CADENCE_PROGRESS_CONTEXTS); other MPIs ignore the key */
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "cadence_progress_context", "auto");
+#ifdef CADENCE_MPI
+    MPIX_Stream streams[nt];
+#endif
+    int ok = 1;
     for (int i = 0; i < nt; i++) {
         arg[i] = (struct mt_arg){.id = i, .iters = iters, .skip = skip};
-        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &arg[i].comm);
+        if (kind == RATE_SHARED) {
+            arg[i].comm = MPI_COMM_WORLD;
+        } else if (kind == RATE_OWN) {
+            MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &arg[i].comm);
+        } else {
+#ifdef CADENCE_MPI
+            MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+            int mine = MPIX_Stream_create(MPI_INFO_NULL, &streams[i]) == MPI_SUCCESS, all;
+            MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            if (!all) {
+                if (mine)
+                    MPIX_Stream_free(&streams[i]);
+                for (int j = 0; j < i; j++) {
+                    MPI_Comm_free(&arg[j].comm);
+                    MPIX_Stream_free(&streams[j]);
+                }
+                ok = 0;
+                break;
+            }
+            MPIX_Stream_comm_create(MPI_COMM_WORLD, streams[i], &arg[i].comm);
+#else
+            ok = 0;
+            break;
+#endif
+        }
     }
     MPI_Info_free(&info);
+    if (!ok) {
+        if (rank == 0)
+            printf("# %s: no MPIX stream for each of %d threads (Cadence only, with "
+                   "CADENCE_PROGRESS_CONTEXTS > %d): no figure\n", test, nt, nt);
+        return;
+    }
     pthread_barrier_init(&mt_barrier, NULL, nt + 1);
     sync2_of(rank);
     for (int i = 0; i < nt; i++)
@@ -315,10 +366,16 @@ static void rate_mt(void)
         pthread_join(th[i], NULL);
     double t = max2(mt_span(arg, nt));
     pthread_barrier_destroy(&mt_barrier);
-    for (int i = 0; i < nt; i++)
-        MPI_Comm_free(&arg[i].comm);
+    for (int i = 0; i < nt; i++) {
+        if (kind != RATE_SHARED)
+            MPI_Comm_free(&arg[i].comm);
+#ifdef CADENCE_MPI
+        if (kind == RATE_STREAM)
+            MPIX_Stream_free(&streams[i]);
+#endif
+    }
     if (rank == 0)
-        printf("rate_mt,%d,mean,%.0f,msg/s\n", nt, (double)nt * WINDOW * iters / t);
+        printf("%s,%d,mean,%.0f,msg/s\n", test, nt, (double)nt * WINDOW * iters / t);
 }
 
 static void compute(double seconds)
@@ -387,7 +444,8 @@ static void overlap(void)
 int main(int argc, char **argv)
 {
     bench_options(argc, argv);
-    if (want("latency_mt") || want("rate_mt")) {
+    if (want("latency_mt") || want("rate_mt") || want("rate_mt_shared") ||
+        want("rate_mt_stream")) {
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
         if (provided < MPI_THREAD_MULTIPLE) {
@@ -414,7 +472,11 @@ int main(int argc, char **argv)
     if (want("rate"))
         rate();
     if (want("rate_mt") && opt_threads > 0)
-        rate_mt();
+        rate_mt(RATE_OWN, "rate_mt");
+    if (want("rate_mt_shared") && opt_threads > 0)
+        rate_mt(RATE_SHARED, "rate_mt_shared");
+    if (want("rate_mt_stream") && opt_threads > 0)
+        rate_mt(RATE_STREAM, "rate_mt_stream");
     if (want("overlap"))
         overlap();
     fflush(stdout);

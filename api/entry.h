@@ -59,6 +59,15 @@ int cdn_api_reduce_args(const char *fn, const char *const names[2], const void *
                         void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
                         struct cdn_datatype **dtp, struct cdn_op **opp);
 
+/* CADENCE_STREAM_CHECKS: a call on a stream's communicator claims the
+ * stream for the calling thread (cdn_api_stream_enter: 0 not a stream's
+ * communicator, -1 claimed -- release with cdn_api_stream_leave -- or an
+ * error code: another thread is inside a call on one of its
+ * communicators).  api/stream.c. */
+extern bool cdn_stream_checks;
+int cdn_api_stream_enter(MPI_Comm comm, const char *fn);
+void cdn_api_stream_leave(MPI_Comm comm);
+
 struct cdn_request;
 /* Errors of the wait/test family (flag reqerrh): the implementation names
  * the failing request, the entry point raises on its communicator's handler

@@ -184,10 +184,21 @@ def gen_entry(fn):
                         f'        return ({fn.ret}){zero_of(fn.ret)};\n    }}')
     if 'impl' in fn.flags:
         call = f'cdn_{fn.name}({fn.call_args()})'
+        # A call on a communicator of a stream: with CADENCE_STREAM_CHECKS
+        # (on in debug builds) it claims the stream for its thread, and a
+        # second thread inside at once is an error (api/stream.c).
+        guarded = (returns_int and raise_fn == 'cdn_err_raise_comm' and
+                   'anytime' not in fn.flags and 'noerrh' not in fn.flags)
+        if guarded:
+            body.append(f'    int g_ = CDN_UNLIKELY(cdn_stream_checks) ? '
+                        f'cdn_api_stream_enter({obj}, "{fn.name}") : 0;')
+            body.append(f'    if (CDN_UNLIKELY(g_ > 0))\n        return {raise_fn}({obj}, g_);')
         if not returns_int or 'noerrh' in fn.flags:
             body.append(f'    return {call};')
         else:
             body.append(f'    int rc = {call};')
+            if guarded:
+                body.append(f'    if (CDN_UNLIKELY(g_ < 0))\n        cdn_api_stream_leave({obj});')
             body.append(f'    if (CDN_UNLIKELY(rc != MPI_SUCCESS))\n        rc = {raise_fn}({obj_arg + ", " if obj else ""}rc);')
             body.append('    return rc;')
     else:

@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include "api/entry.h"
+#include "cdn_build_config.h"
 #include "progress/engine.h"
 #include "runtime/attr.h"
 #include "runtime/comm.h"
+#include "runtime/config.h"
 #include "runtime/datatype.h"
 #include "runtime/errhandler.h"
 #include "runtime/error.h"
@@ -63,6 +65,9 @@ int cdn_rt_init(int required, int *provided, bool world, const char *caller)
     rc = cdn_modex_put(CDN_MODEX_PID, &pid, sizeof pid);
     if (rc != MPI_SUCCESS)
         goto out;
+    /* one thread at a time on a stream's communicators: checked in debug
+     * builds (api/stream.c) */
+    cdn_stream_checks = cdn_param_long("CADENCE_STREAM_CHECKS", CDN_DEBUG_BUILD, 0, 1) != 0;
     rc = cdn_datatype_init();
     if (rc != MPI_SUCCESS) {
         rc = cdn_err(rc, "%s: the predefined datatypes could not be set up", caller);

@@ -4,6 +4,7 @@
  * MPIX_Stream_progress, and MPIX_Info_set_hex, how a binary value (an
  * offload stream's handle) travels in an info object.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -336,4 +337,34 @@ int cdn_MPIX_Stream_irecv(void *buf, int count, MPI_Datatype datatype, int sourc
 {
     return stream_call("MPIX_Stream_irecv", false, buf, count, datatype, source, tag, comm,
                        source_stream_index, dest_stream_index, MPI_STATUS_IGNORE, request, true);
+}
+
+/* ---- CADENCE_STREAM_CHECKS: one thread at a time on a stream ---- */
+
+bool cdn_stream_checks;
+
+int cdn_api_stream_enter(MPI_Comm comm, const char *fn)
+{
+    struct cdn_comm *c = cdn_comm_lookup(comm);
+    if (c == NULL || c->stream == NULL)
+        return 0;
+    struct cdn_stream *s = c->stream;
+    unsigned long me = (unsigned long)pthread_self(), none = 0;
+    if (atomic_compare_exchange_strong(&s->user, &none, me) || none == me) {
+        s->depth++;
+        return -1;
+    }
+    return cdn_err(MPI_ERR_OTHER, "%s: the communicator's stream 0x%x is in use by another "
+                   "thread at the same time; a stream is a serial execution context, so its "
+                   "communicators take one thread at a time (CADENCE_STREAM_CHECKS found this)",
+                   fn, (unsigned)s->handle);
+}
+
+void cdn_api_stream_leave(MPI_Comm comm)
+{
+    struct cdn_comm *c = cdn_comm_lookup(comm);
+    if (c == NULL || c->stream == NULL)  /* (freed by the call: MPI_Comm_free) */
+        return;
+    if (--c->stream->depth == 0)
+        atomic_store(&c->stream->user, 0);
 }

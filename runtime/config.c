@@ -79,6 +79,11 @@ const struct cdn_param cdn_params[] = {
      "intracommunicator moving at most this much (per buffer; per block for alltoall) leaves "
      "its schedule with the communicator, which keeps the last four; an identical later call "
      "runs it again instead of building one. 0 keeps only calls that move nothing (barrier)."},
+    {"CADENCE_STREAM_CHECKS", "boolean", "0 (1 in a debug build)", "library",
+     "Check that a stream's communicators are used by one thread at a time: a call naming "
+     "such a communicator while another thread is inside one fails with MPI_ERR_OTHER saying "
+     "so. A stream is a serial execution context (docs/streams.md); the check costs a "
+     "compare-and-swap per call on those communicators."},
     {"CADENCE_PART_MIN_BYTES", "integer", "4096", "library",
      "Bytes: a partitioned send and receive whose plan is automatic (info "
      "cadence_part_transfers unset or auto) merge neighbouring partitions into transfers of at "

@@ -33,6 +33,10 @@ struct cdn_stream {
     MPIX_Stream handle;
     int pctx;          /* the progress context it owns */
     atomic_int refs;   /* the user's handle and every communicator it is attached to */
+    /* CADENCE_STREAM_CHECKS: the thread inside a call on one of its
+     * communicators (0: none), and how deep (a callback's own calls) */
+    _Atomic unsigned long user;
+    int depth;
 };
 
 /* MPIX_Stream_create: a stream owning a free progress context; an error

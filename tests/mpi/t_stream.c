@@ -14,6 +14,9 @@
  *                         stream indices and tags, MPIX_Comm_get_stream,
  *                         the regular calls on it, errors, and K threads,
  *                         each with its stream, receiving from any stream
+ *   t_stream checks       (CADENCE_STREAM_CHECKS=1) a call on a stream
+ *                         communicator while another thread is inside one
+ *                         is an error
  *   t_stream threads N    N threads per rank, each with a stream and a
  *                         stream communicator of its own, ping-pong their
  *                         thread of the other ranks (ring), data checked
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_mpi.h"
 #include "progress/request.h"
@@ -350,6 +354,48 @@ static void test_multiplex(int nk)
     printf("rank %d: multiplexed: %d streams, %d threads\n", rank, nk, nk);
 }
 
+/* ---- CADENCE_STREAM_CHECKS ---- */
+
+static MPI_Comm checked;
+static void *blocked_recv(void *p)
+{
+    (void)p;
+    int x = 0;
+    MPI_Recv(&x, 1, MPI_INT, 1, 3, checked, MPI_STATUS_IGNORE);  /* until rank 1 sends */
+    return NULL;
+}
+
+/* Rank 0's thread waits inside MPI_Recv on a stream communicator while the
+ * main thread calls MPI_Send on it: with CADENCE_STREAM_CHECKS=1 that is
+ * an error naming the stream; once the thread is out, the same call works. */
+static void test_checks(void)
+{
+    MPIX_Stream st;
+    MPIX_Stream_create(MPI_INFO_NULL, &st);
+    MPIX_Stream_comm_create(MPI_COMM_WORLD, st, &checked);
+    MPI_Comm_set_errhandler(checked, MPI_ERRORS_RETURN);
+    int go = 1, y = 9;
+    if (rank == 0) {
+        pthread_t th;
+        pthread_create(&th, NULL, blocked_recv, NULL);
+        usleep(200000);  /* the thread is inside MPI_Recv by now */
+        int rc = MPI_Send(&y, 1, MPI_INT, 1, 4, checked);
+        CHECK(check_class(rc) == MPI_ERR_OTHER && message_names(rc, "in use by another thread"),
+              "a second thread on a stream communicator: class %d", check_class(rc));
+        MPI_Send(&go, 1, MPI_INT, 1, 5, MPI_COMM_WORLD);  /* rank 1 unblocks the thread */
+        pthread_join(th, NULL);
+        rc = MPI_Send(&y, 1, MPI_INT, 1, 4, checked);
+        CHECK(rc == MPI_SUCCESS, "the stream free again: MPI_Send gave %d", rc);
+    } else if (rank == 1) {
+        MPI_Recv(&go, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&y, 1, MPI_INT, 0, 3, checked);
+        MPI_Recv(&y, 1, MPI_INT, 0, 4, checked, MPI_STATUS_IGNORE);
+        CHECK(y == 9, "the send after the error arrived: %d", y);
+    }
+    MPI_Comm_free(&checked);
+    MPIX_Stream_free(&st);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -359,6 +405,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "basic";
     if (strcmp(mode, "basic") == 0)
         test_basic();
+    else if (strcmp(mode, "checks") == 0)
+        test_checks();
     else if (strcmp(mode, "multiplex") == 0)
         test_multiplex(argc > 2 ? atoi(argv[2]) : 3);
     else if (strcmp(mode, "threads") == 0)

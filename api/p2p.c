@@ -5,6 +5,7 @@
  */
 #include <stdbool.h>
 
+#include "api/enqueue.h"
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "progress/engine.h"
@@ -154,6 +155,10 @@ CDN_ALWAYS_INLINE int send_body(const char *fn, const void *buf, MPI_Count count
         rc = check_req(fn, request);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* MPI_Send on an offload stream's communicator is enqueued (docs/streams.md) */
+    if (CDN_UNLIKELY(a.comm->stream != NULL) && request == NULL && !persistent &&
+        mode == CDN_SEND_STANDARD && cdn_enqueue_comm(a.comm))
+        return cdn_enqueue_send(buf, count, type, dest, tag, comm);
     struct cdn_request *r;
     /* A blocking send is not a poller while it starts (unlike a receive,
      * cdn_progress_blocking_begin): nothing it starts asks for a wake-up,
@@ -256,6 +261,9 @@ CDN_ALWAYS_INLINE int recv_body(const char *fn, void *buf, MPI_Count count, MPI_
     int rc = check(fn, buf, count, type, source, tag, comm, RECV, &a);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* MPI_Recv on an offload stream's communicator is enqueued */
+    if (CDN_UNLIKELY(a.comm->stream != NULL) && request == NULL && cdn_enqueue_comm(a.comm))
+        return cdn_enqueue_recv(buf, count, type, source, tag, comm, status);
     struct cdn_request *r;
     /* A blocking receive small enough to come eagerly from anyone is not a
      * poller while it posts: it raises no want (request.h, waited), so

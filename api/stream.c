@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "api/enqueue.h"
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "coll/comm_create.h"
@@ -37,9 +38,16 @@ int cdn_MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream)
         return rc;
     struct cdn_stream *s;
     rc = cdn_stream_create(in, &s, fn);
-    if (rc == MPI_SUCCESS)
-        *stream = s->handle;
-    return rc;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    char type[MPI_MAX_INFO_VAL];
+    if (in != NULL && cdn_info_lookup(in, "type", type, sizeof type, NULL) &&
+        (rc = cdn_enqueue_attach(s, fn)) != MPI_SUCCESS) {  /* (the host queue: the one type) */
+        cdn_stream_free(s, fn);
+        return rc;
+    }
+    *stream = s->handle;
+    return MPI_SUCCESS;
 }
 
 int cdn_MPIX_Stream_free(MPIX_Stream *stream)
@@ -51,6 +59,9 @@ int cdn_MPIX_Stream_free(MPIX_Stream *stream)
     struct cdn_stream *s = stream_arg(*stream, fn, &rc);
     if (s == NULL)
         return rc;
+    if (!cdn_enqueue_idle(s))
+        return cdn_err(MPI_ERR_OTHER, "%s: stream 0x%x still has enqueued operations; "
+                       "MPIX_Stream_synchronize waits for them", fn, (unsigned)s->handle);
     rc = cdn_stream_free(s, fn);
     if (rc == MPI_SUCCESS)
         *stream = MPIX_STREAM_NULL;
@@ -367,4 +378,11 @@ void cdn_api_stream_leave(MPI_Comm comm)
         return;
     if (--c->stream->depth == 0)
         atomic_store(&c->stream->user, 0);
+}
+
+int cdn_MPIX_Stream_synchronize(MPIX_Stream stream)
+{
+    int rc = MPI_SUCCESS;
+    struct cdn_stream *s = stream_arg(stream, "MPIX_Stream_synchronize", &rc);
+    return s == NULL ? rc : cdn_enqueue_synchronize(s);
 }

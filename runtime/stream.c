@@ -24,11 +24,12 @@ bool cdn_stream_owns(int k)
 int cdn_stream_create(struct cdn_info *info, struct cdn_stream **out, const char *caller)
 {
     char type[MPI_MAX_INFO_VAL];
-    if (info != NULL && cdn_info_lookup(info, "type", type, sizeof type, NULL))
-        return cdn_err(MPI_ERR_UNSUPPORTED_OPERATION, "%s: streams of info type \"%s\" "
-                       "(offload streams, whose operations are enqueued) are not implemented yet; "
-                       "a stream without a type is a serial execution context of the host",
-                       caller, type);
+    if (info != NULL && cdn_info_lookup(info, "type", type, sizeof type, NULL) &&
+        strcmp(type, "cadence_host_queue") != 0)
+        return cdn_err(MPI_ERR_UNSUPPORTED_OPERATION, "%s: streams of info type \"%s\" are not "
+                       "supported: this build has no GPU runtime; a stream without a type is a "
+                       "serial execution context of the host, one of type \"cadence_host_queue\" "
+                       "an offload queue the engine runs (docs/streams.md)", caller, type);
     struct cdn_stream *s = calloc(1, sizeof *s);
     if (s == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a stream", caller);
@@ -76,6 +77,8 @@ void cdn_stream_release(struct cdn_stream *s)
     pthread_mutex_lock(&own_lock);
     atomic_store_explicit(&owner[s->pctx], NULL, memory_order_relaxed);
     pthread_mutex_unlock(&own_lock);
+    if (s->queue != NULL)
+        s->queue_free(s->queue);
     free(s);
 }
 

@@ -37,6 +37,10 @@ struct cdn_stream {
      * communicators (0: none), and how deep (a callback's own calls) */
     _Atomic unsigned long user;
     int depth;
+    /* An offload stream of type "cadence_host_queue": its queue of
+     * enqueued operations (api/enqueue.c; opaque here), freed with it. */
+    void *queue;
+    void (*queue_free)(void *queue);
 };
 
 /* MPIX_Stream_create: a stream owning a free progress context; an error

@@ -14,6 +14,9 @@
  *                         stream indices and tags, MPIX_Comm_get_stream,
  *                         the regular calls on it, errors, and K threads,
  *                         each with its stream, receiving from any stream
+ *   t_stream enqueue      (2 ranks) a "cadence_host_queue" stream: every
+ *                         enqueue call, MPI_Send/MPI_Recv enqueued, queue
+ *                         order, MPIX_Stream_synchronize, errors
  *   t_stream checks       (CADENCE_STREAM_CHECKS=1) a call on a stream
  *                         communicator while another thread is inside one
  *                         is an error
@@ -396,6 +399,74 @@ static void test_checks(void)
     MPIX_Stream_free(&st);
 }
 
+/* ---- host queue: enqueued operations ---- */
+
+static void test_enqueue(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "type", "cadence_host_queue");
+    MPIX_Stream st;
+    int rc = MPIX_Stream_create(info, &st);
+    CHECK(rc == MPI_SUCCESS, "a host-queue stream: %d", rc);
+    MPI_Info_free(&info);
+    MPI_Comm qc;
+    MPIX_Stream_comm_create(MPI_COMM_WORLD, st, &qc);
+    MPI_Comm_set_errhandler(qc, MPI_ERRORS_RETURN);
+    int peer = 1 - rank, go = 0;
+    int a[4] = {0}, b = 0, c[100] = {0}, sum = 0, one = rank + 1;
+    if (rank == 0) {
+        /* the receiver enqueued first; it says so, then we enqueue */
+        MPI_Recv(&go, 1, MPI_INT, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int x[4] = {11, 12, 13, 14}, y = 22, z[100];
+        for (int i = 0; i < 100; i++)
+            z[i] = i * 3;
+        MPIX_Send_enqueue(x, 4, MPI_INT, peer, 1, qc);
+        MPI_Send(&y, 1, MPI_INT, peer, 2, qc);          /* enqueued too */
+        MPI_Request r;
+        MPIX_Isend_enqueue(z, 100, MPI_INT, peer, 3, qc, &r);
+        MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE);
+        CHECK(r == MPI_REQUEST_NULL, "MPIX_Wait_enqueue gives the handle back at once");
+        EXPECT(MPIX_Stream_free(&st), MPI_ERR_OTHER, "freeing a stream with work enqueued"
+               " (or its communicator)");
+        MPIX_Allreduce_enqueue(&one, &sum, 1, MPI_INT, MPI_SUM, qc);
+        rc = MPIX_Stream_synchronize(st);
+        CHECK(rc == MPI_SUCCESS && sum == 3, "synchronized: rc %d, allreduce %d", rc, sum);
+    } else {
+        MPI_Status s1, s2, s3[1];
+        MPIX_Recv_enqueue(a, 4, MPI_INT, peer, MPI_ANY_TAG, qc, &s1);
+        MPI_Recv(&b, 1, MPI_INT, peer, MPI_ANY_TAG, qc, &s2);  /* enqueued: returns at once */
+        MPI_Request r;
+        MPIX_Irecv_enqueue(c, 100, MPI_INT, peer, 3, qc, &r);
+        MPIX_Waitall_enqueue(1, &r, s3);
+        MPIX_Allreduce_enqueue(&one, &sum, 1, MPI_INT, MPI_SUM, qc);
+        CHECK(a[0] == 0 && b == 0, "enqueued receives returned before their messages came");
+        MPI_Send(&go, 1, MPI_INT, peer, 50, MPI_COMM_WORLD);
+        rc = MPIX_Stream_synchronize(st);
+        int bad = 0;
+        for (int i = 0; i < 100; i++)
+            bad += c[i] != i * 3;
+        CHECK(rc == MPI_SUCCESS && a[3] == 14 && s1.MPI_TAG == 1 && b == 22 && s2.MPI_TAG == 2 &&
+                  bad == 0 && s3[0].MPI_TAG == 3 && sum == 3,
+              "in queue order: rc %d, a[3] %d tag %d, b %d tag %d, %d of c wrong (tag %d), "
+              "allreduce %d", rc, a[3], s1.MPI_TAG, b, s2.MPI_TAG, bad, s3[0].MPI_TAG, sum);
+    }
+    /* errors */
+    int v = 0;
+    EXPECT(MPIX_Send_enqueue(&v, 1, MPI_INT, peer, 1, MPI_COMM_WORLD), MPI_ERR_COMM,
+           "MPIX_Send_enqueue on a communicator without an offload stream");
+    MPI_Request plain;
+    MPI_Irecv(&v, 1, MPI_INT, peer, 77, MPI_COMM_WORLD, &plain);
+    EXPECT(MPIX_Wait_enqueue(&plain, MPI_STATUS_IGNORE), MPI_ERR_REQUEST,
+           "MPIX_Wait_enqueue of a request not enqueued");
+    MPI_Cancel(&plain);
+    MPI_Wait(&plain, MPI_STATUS_IGNORE);
+    MPI_Comm_free(&qc);
+    CHECK(MPIX_Stream_free(&st) == MPI_SUCCESS, "the host-queue stream freed");
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -405,6 +476,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "basic";
     if (strcmp(mode, "basic") == 0)
         test_basic();
+    else if (strcmp(mode, "enqueue") == 0)
+        test_enqueue();
     else if (strcmp(mode, "checks") == 0)
         test_checks();
     else if (strcmp(mode, "multiplex") == 0)

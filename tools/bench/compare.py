@@ -1019,6 +1019,30 @@ def plot(name, res, bench, out):
                xlabel="partitions" if counts else "size")
 
 
+def plot_threads(res, out):
+    """The multi-threaded rate benchmarks (one point each: rate_mt-N,
+    rate_mt_shared-N, rate_mt_stream-N) as seed 003's Fig. 4: one line per
+    MPI and kind over the thread count (rate_mt.png)."""
+    kinds = [("rate_mt_shared", "one communicator"), ("rate_mt", "a communicator each"),
+             ("rate_mt_stream", "a stream each")]
+    threads = sorted({int(b.rsplit("-", 1)[1]) for b in res.benches
+                      if b.startswith("rate_mt") and b.rsplit("-", 1)[1].isdigit()})
+    if len(threads) < 2:
+        return
+    series = {}
+    for kind, label in kinds:
+        for m in sorted({m for b in res.benches if b.startswith(kind + "-")
+                         for m in res.mpis[b]}):
+            vals = [res.median(f"{kind}-{n}", m, n, "mean") if f"{kind}-{n}" in res.benches
+                    else None for n in threads]
+            if any(v is not None for v in vals):
+                series[f"{m}, {label}"] = [v / 1e6 if v is not None else None for v in vals]
+    if series:
+        lines_plot(os.path.join(out, "rate_mt.png"), "8-byte message rate, 2 ranks",
+                   "million messages/s (median)", [str(n) for n in threads], series,
+                   xlabel="threads per rank")
+
+
 def lines_plot(png, title, ylabel, xlabels, series, logy=None, xlabel="size"):
     """A PNG (gnuplot) with one line per series ({title: values, one per
     x label; None where missing}) over the x labels; a log y axis when logy
@@ -1189,6 +1213,7 @@ def main():
         write_csv(os.path.join(args.out, f"{name}.csv"), [r for r in rows if r["bench"] == bench])
         summarize(name, res, bench, args.out)
         plot(name, res, bench, args.out)
+    plot_threads(res, args.out)
     for b, m, r, e in failures:
         print(f"FAILED {b} {m} rep {r}: {e}")
     if args.check:

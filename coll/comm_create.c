@@ -69,6 +69,15 @@ int cdn_comm_make_inter(struct cdn_comm *parent, struct cdn_group *local, struct
                         uint32_t ctx, struct cdn_comm *local_comm, struct cdn_comm **out,
                         const char *caller)
 {
+    if (parent != NULL && parent->dest_ctx != NULL) {  /* a thread communicator's view */
+        cdn_group_release(local);
+        cdn_group_release(remote);
+        if (local_comm != NULL)
+            cdn_comm_release(local_comm);
+        cdn_ctxid_free(ctx);
+        return cdn_err(MPI_ERR_COMM, "%s: communicators are not made from a thread "
+                       "communicator (not supported yet)", caller);
+    }
     struct cdn_comm *c = cdn_comm_new(local, remote, ctx, local_comm);
     if (c == NULL) {
         cdn_ctxid_free(ctx);

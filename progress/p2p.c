@@ -391,7 +391,8 @@ static int send_make(const void *buf, MPI_Count count, struct cdn_datatype *dt, 
 int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,
                  struct cdn_comm *comm, int mode, bool persistent, struct cdn_request **out)
 {
-    return send_make(buf, count, dt, dest, tag, comm, comm->context_id, mode, persistent, out);
+    return send_make(buf, count, dt, dest, tag, comm, cdn_comm_send_ctx(comm, dest), mode,
+                     persistent, out);
 }
 
 /* lazy: ctx is the user's context (cdn_p2p_send_lazy holds for the message) */
@@ -420,13 +421,14 @@ static inline bool send_now(const void *buf, MPI_Count count, struct cdn_datatyp
 bool cdn_p2p_send_now(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest,
                       int tag, struct cdn_comm *comm)
 {
-    return send_now(buf, count, dt, dest, tag, comm, comm->context_id, true);
+    return send_now(buf, count, dt, dest, tag, comm, cdn_comm_send_ctx(comm, dest),
+                    comm->dest_ctx == NULL);
 }
 
 bool cdn_p2p_send_now_internal(const void *buf, MPI_Count count, struct cdn_datatype *dt,
                                int dest, int tag, struct cdn_comm *comm)
 {
-    return send_now(buf, count, dt, dest, tag, comm, CDN_COMM_CTX_COLL(comm), false);
+    return send_now(buf, count, dt, dest, tag, comm, cdn_comm_send_ctx(comm, dest) + 1, false);
 }
 
 bool cdn_p2p_send_now_of(const struct cdn_request *sreq)
@@ -440,8 +442,8 @@ int cdn_p2p_send_internal(const void *buf, MPI_Count count, struct cdn_datatype 
                           int tag, struct cdn_comm *comm, bool persistent,
                           struct cdn_request **out)
 {
-    return send_make(buf, count, dt, dest, tag, comm, CDN_COMM_CTX_COLL(comm), CDN_SEND_STANDARD,
-                     persistent, out);
+    return send_make(buf, count, dt, dest, tag, comm, cdn_comm_send_ctx(comm, dest) + 1,
+                     CDN_SEND_STANDARD, persistent, out);
 }
 
 /* ---- receiving ---- */

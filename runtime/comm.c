@@ -233,3 +233,37 @@ void cdn_comm_finalize_builtin(void)
     }
     cdn_handle_table_destroy(&cdn_comm_table);
 }
+
+/* ---- thread communicators: which view each thread has ---- */
+
+#define THREAD_BINDS 8
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
+    const struct cdn_comm *shell;
+    struct cdn_comm *view;
+} binds[THREAD_BINDS];
+
+struct cdn_comm *cdn_comm_thread_view(const struct cdn_comm *shell)
+{
+    for (int i = 0; i < THREAD_BINDS; i++)
+        if (binds[i].shell == shell)
+            return binds[i].view;
+    return NULL;
+}
+
+bool cdn_comm_thread_bind(const struct cdn_comm *shell, struct cdn_comm *view)
+{
+    for (int i = 0; i < THREAD_BINDS; i++)
+        if (binds[i].shell == NULL || binds[i].shell == shell) {
+            binds[i].shell = shell;
+            binds[i].view = view;
+            return true;
+        }
+    return false;
+}
+
+void cdn_comm_thread_unbind(const struct cdn_comm *shell)
+{
+    for (int i = 0; i < THREAD_BINDS; i++)
+        if (binds[i].shell == shell)
+            binds[i].shell = NULL;
+}

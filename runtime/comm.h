@@ -59,6 +59,10 @@ void cdn_bsend_owner_free(struct cdn_bsend_pool **slot);
 /* And above those, a multiplexed stream communicator's contexts, one per
  * destination stream index i < 64 (MPIX_Stream_send, runtime/stream.h). */
 #define CDN_COMM_CTX_STREAM(c, i) (2u * CDN_CTXID_MAX + (c)->context_id / 2u * 64u + (uint32_t)(i))
+/* And above those, a thread communicator's: thread i (< 64) of a process
+ * receives on base + 2i (and its internal traffic on base + 2i + 1),
+ * base from the thread communicator's own context id. */
+#define CDN_COMM_CTX_THREAD(ctx, i) (64u * CDN_CTXID_MAX + (uint32_t)(ctx) / 2u * 128u + 2u * (uint32_t)(i))
 #define CDN_TAG_COMM_BASE (-4096)
 
 struct cdn_comm {
@@ -118,7 +122,27 @@ struct cdn_comm {
     int nstreams;
     struct cdn_stream **streams;
     int *rank_nstreams;
+    /* MPIX_Threadcomm_init: the handle's object (threads set) stands for a
+     * view per thread, which is what its handle means in a thread between
+     * MPIX_Threadcomm_start and _finish (cdn_comm_lookup); a view has
+     * dest_ctx: the matching context each rank -- a thread -- receives on. */
+    struct cdn_threadcomm *threads;
+    const uint32_t *dest_ctx;
 };
+
+/* The calling thread's view of thread communicator shell, or NULL
+ * (MPIX_Threadcomm_start not called in this thread); bind/unbind from
+ * start/finish (runtime/comm.c: a few per thread). */
+struct cdn_comm *cdn_comm_thread_view(const struct cdn_comm *shell);
+bool cdn_comm_thread_bind(const struct cdn_comm *shell, struct cdn_comm *view);
+void cdn_comm_thread_unbind(const struct cdn_comm *shell);
+
+/* The context a message to rank dest is sent on: the communicator's, or
+ * on a thread communicator the receiving thread's. */
+static inline uint32_t cdn_comm_send_ctx(const struct cdn_comm *c, int dest)
+{
+    return c->dest_ctx != NULL && dest >= 0 ? c->dest_ctx[dest] : c->context_id;
+}
 
 /* The value of info key `key` set on comm (MPI_Comm_set_info, dup_with_info,
  * ...): copies at most valuelen-1 bytes plus NUL into value and returns true,
@@ -200,7 +224,16 @@ static inline struct cdn_comm *cdn_comm_lookup(MPI_Comm handle)
     struct cdn_comm *c = cdn_handle_get_typed(&cdn_comm_table, CDN_OBJ_COMM, handle);
     if (c != NULL && atomic_load_explicit(&c->pending, memory_order_acquire))
         return NULL;
+    if (CDN_UNLIKELY(c != NULL && c->threads != NULL))
+        return cdn_comm_thread_view(c);
     return c;
+}
+/* The object behind a handle itself, a thread communicator's included. */
+static inline struct cdn_comm *cdn_comm_lookup_raw(MPI_Comm handle)
+{
+    if (CDN_HANDLE_KIND(handle) == CDN_HK_BUILTIN)
+        return NULL;
+    return cdn_handle_get_typed(&cdn_comm_table, CDN_OBJ_COMM, handle);
 }
 
 /* The communicator behind a handle, or NULL (invalid, MPI not ready, or

@@ -1,6 +1,6 @@
 /*
  * Thread communicators (MPIX_Threadcomm_*): every thread a rank.  Process
- * p brings 2 + p % 2 threads; each thread, between MPIX_Threadcomm_start
+ * p brings 2 + p % 2 threads (or the argument's count, every process); each thread, between MPIX_Threadcomm_start
  * and _finish, checks its rank and the size, sends around the ring of all
  * threads (small and rendezvous-sized, between threads of one process and
  * of different ones), receives from MPI_ANY_SOURCE, probes, and runs an
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &psize);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);  /* (MPIX_Threadcomm_free's) */
-    nthreads = 2 + prank % 2;
+    nthreads = argc > 1 ? atoi(argv[1]) : 2 + prank % 2;  /* (an argument: every process) */
     int rc = MPIX_Threadcomm_init(MPI_COMM_WORLD, nthreads, &tc);
     CHECK(rc == MPI_SUCCESS, "MPIX_Threadcomm_init: %d", rc);
     int flag = 0;
@@ -100,15 +100,15 @@ int main(int argc, char **argv)
     MPIX_Comm_test_threadcomm(MPI_COMM_WORLD, &flag);
     CHECK(!flag, "MPIX_Comm_test_threadcomm on MPI_COMM_WORLD");
     EXPECT(MPIX_Threadcomm_finish(tc), MPI_ERR_OTHER, "finish before start");
-    pthread_t th[4];
+    pthread_t th[64];
     for (int i = 0; i < nthreads; i++)
         pthread_create(&th[i], NULL, thread_main, NULL);
     for (int i = 0; i < nthreads; i++)
         pthread_join(th[i], NULL);
     int first = 0;
     for (int p = 0; p < prank; p++)
-        first += 2 + p % 2;
-    CHECK(ranks_seen == ((1 << nthreads) - 1) << first, "ranks of this process's threads: "
+        first += argc > 1 ? nthreads : 2 + p % 2;
+    CHECK((unsigned)ranks_seen == ((1u << nthreads) - 1) << first, "ranks of this process's threads: "
           "0x%x, expected %d from %d", ranks_seen, nthreads, first);
     CHECK(bad_total == 0, "threads: %ld wrong", bad_total);
     rc = MPIX_Threadcomm_free(&tc);

@@ -23,6 +23,7 @@
 #include "api/entry.h"
 #include "cdn_api_impl.h"
 #include "coll/comm_create.h"
+#include "progress/engine.h"
 #include "runtime/comm.h"
 #include "runtime/errhandler.h"
 #include "runtime/group.h"
@@ -142,6 +143,7 @@ int cdn_MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthread
         return rc;
     }
     shell->threads = tc;
+    cdn_progress_waiters(mine);  /* its threads wait in MPI as ranks do */
     return cdn_comm_publish(shell, newthreadcomm, fn);
 }
 

@@ -221,17 +221,53 @@ static int contexts_open(void)
     return cdn_sent_open(nkinds);
 }
 
-bool cdn_progress_oversubscribed(int local_size)
+/* -1: CADENCE_PROGRESS_OVERSUBSCRIBED is auto (or unset); else its value. */
+static int oversubscribed_forced(void)
 {
     const char *v = cdn_param_str("CADENCE_PROGRESS_OVERSUBSCRIBED");
-    if (v != NULL && strcmp(v, "auto") != 0)
-        return cdn_param_long("CADENCE_PROGRESS_OVERSUBSCRIBED", 0, 0, 1) != 0;
+    if (v == NULL || strcmp(v, "auto") == 0)
+        return -1;
+    return cdn_param_long("CADENCE_PROGRESS_OVERSUBSCRIBED", 0, 0, 1) != 0;
+}
+
+/* The node's online processing units and the ones this process may run on;
+ * false when either is unknown. */
+static bool cpu_counts(long *online, long *mine)
+{
     cpu_set_t set;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    if (sched_getaffinity(0, sizeof set, &set) != 0 || online < 1)
+    *online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || *online < 1)
         return false;
-    long mine = CPU_COUNT(&set);
+    *mine = CPU_COUNT(&set);
+    return true;
+}
+
+bool cdn_progress_oversubscribed(int local_size)
+{
+    int forced = oversubscribed_forced();
+    if (forced >= 0)
+        return forced != 0;
+    long online, mine;
+    if (!cpu_counts(&online, &mine))
+        return false;
     return local_size > (mine < online ? online : mine);
+}
+
+void cdn_progress_waiters(int threads)
+{
+    /* (once oversubscribed, for good: a thread communicator freed may be
+     * made again) */
+    if (cdn_engine.oversubscribed || threads < 2 || oversubscribed_forced() >= 0)
+        return;
+    long online, mine;
+    if (!cpu_counts(&online, &mine))
+        return;
+    /* The threads share this process's units (a bound rank has one); the
+     * node's units are shared by every process's threads. */
+    if (threads > mine || (long)cdn_rt.local_size * threads > online) {
+        cdn_engine.oversubscribed = true;
+        cdn_engine.wait_spin_ns = 0;
+    }
 }
 
 int cdn_progress_init(void)

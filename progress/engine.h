@@ -176,6 +176,12 @@ void cdn_progress_finalize(void);
  * make progress get it at once) and the progress thread sleeps without
  * spinning and without a raised priority. */
 bool cdn_progress_oversubscribed(int local_size);
+/* This process now runs `threads` application threads that each wait in
+ * MPI as a rank would (a thread communicator): with more such waiters on
+ * the node than processing units, waiting threads yield between polls
+ * instead of spinning (cdn_engine.oversubscribed) -- two threads spinning
+ * on one unit cost each other a scheduler slice per message, 1 ms. */
+void cdn_progress_waiters(int threads);
 
 /* Poll every context once, the calling thread's home first (its deferred
  * work, then its transports); returns how many events were processed. */

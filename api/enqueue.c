@@ -15,27 +15,40 @@
  * progress thread, or one polling -- and that thread starts what comes
  * next.  One thread at a time advances a queue (running).
  * MPIX_Stream_synchronize waits until everything enqueued so far is done.
+ *
+ * A GPU stream (api/offload.h: info type "cudaStream_t" where the build
+ * has CUDA) keeps the same operations and bookkeeping, but the device
+ * stream orders them: each is a host function launched on it (on_device),
+ * which starts the request and, when the operation blocks, waits for it
+ * there, on the runtime's callback thread -- the seed's semantics, where
+ * kernels launched after a send enqueue run after the send.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/entry.h"
 #include "api/enqueue.h"
+#include "api/offload.h"
 #include "cdn_api_impl.h"
 #include "coll/coll.h"
 #include "progress/engine.h"
 #include "progress/p2p.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
+#include "runtime/info.h"
 #include "runtime/op.h"
 #include "runtime/stream.h"
 
 enum { Q_START, Q_WAIT };
 
+struct hq;
+
 struct qop {
     struct qop *next;
+    struct hq *q;
     int kind;
     struct cdn_request *r;   /* Q_START: the operation; Q_WAIT: the one waited for */
     bool block;              /* Q_START: hold the queue until r completes */
@@ -51,6 +64,8 @@ struct hq {
     struct cdn_request *carrier;
     atomic_long pushed, finished;
     atomic_int err;          /* the first error of an operation since the last synchronize */
+    const struct cdn_offload *off;  /* a GPU stream's runtime (NULL: the host queue) */
+    void *dev;                      /* ... and its stream handle */
 };
 
 static struct hq *hq_of_carrier(struct cdn_request *r)
@@ -61,6 +76,7 @@ static struct hq *hq_of_carrier(struct cdn_request *r)
 }
 
 static void advance(struct hq *q);
+static void finish(struct hq *q, struct qop *op);
 
 /* An operation's request completed: the queue looks at its head again. */
 static void carrier_child_done(struct cdn_request *r, int slot)
@@ -130,24 +146,57 @@ static void advance(struct hq *q)
         if (q->head == NULL)
             q->tail = NULL;
         pthread_mutex_unlock(&q->lock);
-        if (op->kind == Q_WAIT || op->block) {
-            report(q, op, r);
-            drop(r);
-        }
-        free(op);
-        atomic_fetch_add(&q->finished, 1);
+        finish(q, op);
         pthread_mutex_lock(&q->lock);
     }
     q->running = false;
     pthread_mutex_unlock(&q->lock);
 }
 
-static int push(struct hq *q, int kind, struct cdn_request *r, bool block, MPI_Status *status)
+/* An operation's end: its status and error reported, the queue's hold on
+ * its request given up. */
+static void finish(struct hq *q, struct qop *op)
+{
+    if (op->kind == Q_WAIT || op->block) {
+        report(q, op, op->r);
+        drop(op->r);
+    }
+    free(op);
+    atomic_fetch_add(&q->finished, 1);
+}
+
+/* A GPU stream reached the operation (its runtime's callback thread). */
+static void on_device(void *arg)
+{
+    struct qop *op = arg;
+    struct cdn_request *r = op->r;
+    if (op->kind == Q_START) {
+        r->active = true;
+        r->ops->start(r);
+    }
+    if (op->kind == Q_WAIT || op->block)
+        cdn_request_wait(r);
+    finish(op->q, op);
+}
+
+static int push(struct hq *q, int kind, struct cdn_request *r, bool block, MPI_Status *status,
+                const char *fn)
 {
     struct qop *op = calloc(1, sizeof *op);
     if (op == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "enqueue: out of memory for an operation");
-    *op = (struct qop){.kind = kind, .r = r, .block = block, .status = status};
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for an operation", fn);
+    *op = (struct qop){.q = q, .kind = kind, .r = r, .block = block, .status = status};
+    atomic_fetch_add(&q->pushed, 1);
+    if (q->off != NULL) {
+        int e = q->off->launch(q->dev, on_device, op);
+        if (e != 0) {
+            atomic_fetch_sub(&q->pushed, 1);
+            free(op);
+            return cdn_err(MPI_ERR_OTHER, "%s: the %s refused the operation: %s", fn,
+                           q->off->type, q->off->error_text(e));
+        }
+        return MPI_SUCCESS;
+    }
     pthread_mutex_lock(&q->lock);
     if (q->tail != NULL)
         q->tail->next = op;
@@ -155,7 +204,6 @@ static int push(struct hq *q, int kind, struct cdn_request *r, bool block, MPI_S
         q->head = op;
     q->tail = op;
     pthread_mutex_unlock(&q->lock);
-    atomic_fetch_add(&q->pushed, 1);
     advance(q);
     return MPI_SUCCESS;
 }
@@ -169,20 +217,61 @@ static void hq_free(void *p)
     free(q);
 }
 
-int cdn_enqueue_attach(struct cdn_stream *s, const char *fn)
+/* A GPU stream's handle from the info key "value" (MPIX_Info_set_hex's
+ * hexadecimal digits, the handle's bytes in memory order). */
+static int device_handle(struct cdn_info *info, const struct cdn_offload *off, void **dev,
+                         const char *fn)
 {
+    char hex[MPI_MAX_INFO_VAL];
+    unsigned char bytes[sizeof(void *)] = {0};
+    size_t n = off->handle_size;
+    if (!cdn_info_lookup(info, "value", hex, sizeof hex, NULL))
+        return cdn_err(MPI_ERR_INFO_KEY, "%s: a stream of type \"%s\" needs the info key "
+                       "\"value\": the %s, set with MPIX_Info_set_hex", fn, off->type, off->type);
+    bool ok = strlen(hex) == 2 * n && n <= sizeof bytes;
+    for (size_t i = 0; ok && i < n; i++) {
+        unsigned v;
+        ok = sscanf(hex + 2 * i, "%2x", &v) == 1;
+        bytes[i] = (unsigned char)v;
+    }
+    if (!ok)
+        return cdn_err(MPI_ERR_INFO_VALUE, "%s: info \"value\" \"%s\" is not the %zu bytes of "
+                       "a %s in MPIX_Info_set_hex's hexadecimal form", fn, hex, n, off->type);
+    memcpy(dev, bytes, sizeof *dev);
+    return MPI_SUCCESS;
+}
+
+int cdn_enqueue_attach(struct cdn_stream *s, struct cdn_info *info, const char *type,
+                       const char *fn)
+{
+    const struct cdn_offload *off = NULL;
+    void *dev = NULL;
+    if (strcmp(type, "cadence_host_queue") != 0) {
+        off = cdn_offload_find(type);
+        const char *have = cdn_offload_types();
+        if (off == NULL)
+            return cdn_err(MPI_ERR_UNSUPPORTED_OPERATION, "%s: streams of info type \"%s\" are "
+                           "not supported by this build (offload types: \"cadence_host_queue\"%s%s%s; "
+                           "GPU types need the GPU's runtime at build time, docs/streams.md)",
+                           fn, type, *have ? ", \"" : "", have, *have ? "\"" : "");
+        int rc = device_handle(info, off, &dev, fn);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
     struct hq *q = calloc(1, sizeof *q);
     struct cdn_request *carrier = cdn_request_alloc(CDN_REQ_DONE, &carrier_ops, NULL);
     if (q == NULL || carrier == NULL) {
         free(q);
         if (carrier != NULL)
             cdn_request_release(carrier);
-        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a host queue", fn);
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for an offload queue", fn);
     }
     pthread_mutex_init(&q->lock, NULL);
     memcpy(carrier->u.room, &q, sizeof q);
     carrier->pctx = s->pctx;
     q->carrier = carrier;
+    q->off = off;
+    q->dev = dev;
     s->queue = q;
     s->queue_free = hq_free;
     return MPI_SUCCESS;
@@ -257,7 +346,14 @@ static int enqueue_p2p(const char *fn, bool send, void *buf, int count, MPI_Data
         cdn_request_retain(r);  /* the queue's, until MPIX_Wait_enqueue takes it back */
         *request = cdn_request_publish(r);
     }
-    rc = push(q, Q_START, r, request == NULL, status);
+    rc = push(q, Q_START, r, request == NULL, status, fn);
+    if (rc != MPI_SUCCESS) {
+        if (request != NULL) {
+            cdn_request_unpublish(r);  /* (the handle's reference) */
+            *request = MPI_REQUEST_NULL;
+        }
+        cdn_request_release(r);
+    }
     return rc;
 }
 
@@ -316,7 +412,7 @@ static int wait_one(const char *fn, MPI_Request *request, MPI_Status *status)
         (r->kind != CDN_REQ_SEND && r->kind != CDN_REQ_RECV) || !r->persistent)
         return cdn_err(MPI_ERR_REQUEST, "%s: 0x%x is not a request of MPIX_Isend_enqueue or "
                        "MPIX_Irecv_enqueue", fn, (unsigned)*request);
-    int rc = push(r->comm->stream->queue, Q_WAIT, r, true, status);
+    int rc = push(r->comm->stream->queue, Q_WAIT, r, true, status, fn);
     if (rc == MPI_SUCCESS)
         *request = MPI_REQUEST_NULL;
     return rc;
@@ -365,7 +461,10 @@ int cdn_MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count,
     struct cdn_request *r = cdn_request_get(h);
     cdn_request_retain(r);
     cdn_request_unpublish(r);  /* the queue's alone */
-    return push(q, Q_START, r, true, MPI_STATUS_IGNORE);
+    rc = push(q, Q_START, r, true, MPI_STATUS_IGNORE, fn);
+    if (rc != MPI_SUCCESS)
+        cdn_request_release(r);
+    return rc;
 }
 
 static bool queue_idle(void *arg)
@@ -378,6 +477,12 @@ int cdn_enqueue_synchronize(struct cdn_stream *s)
     struct hq *q = s->queue;
     if (q == NULL)
         return MPI_SUCCESS;
+    if (q->off != NULL) {
+        int e = q->off->synchronize(q->dev);
+        if (e != 0)
+            return cdn_err(MPI_ERR_OTHER, "MPIX_Stream_synchronize: synchronizing the %s "
+                           "failed: %s", q->off->type, q->off->error_text(e));
+    }
     cdn_progress_wait_until(queue_idle, s);
     return atomic_exchange(&q->err, MPI_SUCCESS);
 }

@@ -1,6 +1,7 @@
 /*
- * Offload streams of type "cadence_host_queue" (api/enqueue.c): what the
- * other bindings need of them.
+ * Offload streams -- type "cadence_host_queue", or a GPU stream
+ * (api/offload.h) -- and their queues (api/enqueue.c): what the other
+ * bindings need of them.
  */
 #ifndef CDN_API_ENQUEUE_H
 #define CDN_API_ENQUEUE_H
@@ -9,10 +10,14 @@
 #include <stdbool.h>
 
 struct cdn_comm;
+struct cdn_info;
 struct cdn_stream;
 
-/* Give stream s a host queue (MPIX_Stream_create of that type). */
-int cdn_enqueue_attach(struct cdn_stream *s, const char *fn);
+/* Give stream s an offload queue of info type `type` (MPIX_Stream_create):
+ * "cadence_host_queue", or a GPU stream type of api/offload.h whose handle
+ * is info's "value"; any other type is MPI_ERR_UNSUPPORTED_OPERATION. */
+int cdn_enqueue_attach(struct cdn_stream *s, struct cdn_info *info, const char *type,
+                       const char *fn);
 /* Has everything enqueued on s completed? */
 bool cdn_enqueue_idle(const struct cdn_stream *s);
 /* Wait until it has; the first error of an operation since the last call. */

@@ -37,12 +37,12 @@ int cdn_MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream)
     if (rc != MPI_SUCCESS)
         return rc;
     struct cdn_stream *s;
-    rc = cdn_stream_create(in, &s, fn);
+    rc = cdn_stream_create(&s, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     char type[MPI_MAX_INFO_VAL];
     if (in != NULL && cdn_info_lookup(in, "type", type, sizeof type, NULL) &&
-        (rc = cdn_enqueue_attach(s, fn)) != MPI_SUCCESS) {  /* (the host queue: the one type) */
+        (rc = cdn_enqueue_attach(s, in, type, fn)) != MPI_SUCCESS) {
         cdn_stream_free(s, fn);
         return rc;
     }

@@ -9,7 +9,6 @@
 
 #include "runtime/error.h"
 #include "runtime/handle.h"
-#include "runtime/info.h"
 #include "runtime/runtime.h"
 
 static struct cdn_handle_table stream_table = CDN_HANDLE_TABLE_INIT(CDN_OBJ_STREAM);
@@ -21,15 +20,8 @@ bool cdn_stream_owns(int k)
     return k > 0 && k < 64 && atomic_load_explicit(&owner[k], memory_order_relaxed) != NULL;
 }
 
-int cdn_stream_create(struct cdn_info *info, struct cdn_stream **out, const char *caller)
+int cdn_stream_create(struct cdn_stream **out, const char *caller)
 {
-    char type[MPI_MAX_INFO_VAL];
-    if (info != NULL && cdn_info_lookup(info, "type", type, sizeof type, NULL) &&
-        strcmp(type, "cadence_host_queue") != 0)
-        return cdn_err(MPI_ERR_UNSUPPORTED_OPERATION, "%s: streams of info type \"%s\" are not "
-                       "supported: this build has no GPU runtime; a stream without a type is a "
-                       "serial execution context of the host, one of type \"cadence_host_queue\" "
-                       "an offload queue the engine runs (docs/streams.md)", caller, type);
     struct cdn_stream *s = calloc(1, sizeof *s);
     if (s == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a stream", caller);

@@ -16,7 +16,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-struct cdn_info;
 
 /* Multiplexed stream communicators (MPIX_Stream_comm_create_multiplex):
  * at most CDN_STREAM_MAX local streams a process; MPIX_Stream_send's
@@ -37,15 +36,15 @@ struct cdn_stream {
      * communicators (0: none), and how deep (a callback's own calls) */
     _Atomic unsigned long user;
     int depth;
-    /* An offload stream of type "cadence_host_queue": its queue of
-     * enqueued operations (api/enqueue.c; opaque here), freed with it. */
+    /* An offload stream (info type "cadence_host_queue", or a GPU
+     * stream's): its queue of enqueued operations (api/enqueue.c; opaque here), freed with it. */
     void *queue;
     void (*queue_free)(void *queue);
 };
 
 /* MPIX_Stream_create: a stream owning a free progress context; an error
  * naming CADENCE_PROGRESS_CONTEXTS when none is free. */
-int cdn_stream_create(struct cdn_info *info, struct cdn_stream **out, const char *caller);
+int cdn_stream_create(struct cdn_stream **out, const char *caller);
 /* The stream behind a handle (not MPIX_STREAM_NULL), or NULL. */
 struct cdn_stream *cdn_stream_get(MPIX_Stream handle);
 /* MPIX_Stream_free: refused while a communicator uses it. */

@@ -51,6 +51,12 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               the same with every pair on MPI_COMM_WORLD, on a communicator
               of its own, and (Cadence) on a stream communicator of its own
               (CADENCE_PROGRESS_CONTEXTS=9): seed 003's Fig. 4
+  tc_latency_thread, tc_bw_thread, tc_latency_process, tc_bw_process
+  (group threadcomm)
+              tcbench.c: ping-pong latency and windowed bandwidth 8 B-4 MiB
+              between two threads of one process on a thread communicator
+              (Cadence only, launched unbound) and between two processes:
+              seed 003's Fig. 7 (tc_latency.png, tc_bw.png)
   overlap     Isend/Irecv + compute + Wait, OSU overlap (%)
   allreduce bcast alltoall                 collbench.c, blocking (us)
   iallreduce ibcast ialltoall              nonblocking: pure time (us),
@@ -349,6 +355,14 @@ BENCHES = {
                           quick_args=["-i", "20", "-x", "2"], timeout=180),
     "latency-load": Bench("p2pbench.c", "latency", args=["-s", "8,65536"], timeout=600),
     **{f"{t}-tcp": Bench("p2pbench.c", t, variant=TCP_ONLY) for t in ["latency", "bw", "bibw"]},
+    # seed 003's Fig. 7: two threads of one process on a thread
+    # communicator (Cadence; the process unbound, its two threads free to
+    # take both processing units as two processes' would) against two
+    # processes
+    **{f"tc_{k}_thread": Bench("tcbench.c", f"tc_{k}_thread", nprocs=1,
+                               variant={"cadence": (["--bind-to", "none"], {})})
+       for k in ("latency", "bw")},
+    **{f"tc_{k}_process": Bench("tcbench.c", f"tc_{k}_process") for k in ("latency", "bw")},
     # the partitioned group, a table run of its own (`compare.py part`)
     **{t: Bench("partbench.c", t) for t in ["part_p2p", "part_count_fixed", "part_earlybird"]
        + PCOLLS},
@@ -360,6 +374,8 @@ GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
           "rate_mt": ["rate_mt-1", "rate_mt-2", "rate_mt-4"],
           "streams": [f"{k}-{n}" for k in ("rate_mt_shared", "rate_mt", "rate_mt_stream")
                       for n in (1, 2, 4, 8)],
+          "threadcomm": ["tc_latency_thread", "tc_latency_process", "tc_bw_thread",
+                         "tc_bw_process"],
           "coll": COLLS + FORMS + RELEASED,
           "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
           "part": PART}
@@ -375,7 +391,8 @@ PRIMARY = {"overlap": "overlap", "pack": "ratio"}
 # lower, a rate higher).  reference: "best" = the better of MPICH and Open
 # MPI at that point, an MPI's name, "bench:NAME" = Cadence's own NAME at
 # the same size and stat, "stat:NAME" = Cadence's own figure NAME of the
-# same bench and size, or "const" = factor itself.
+# same bench and size, "MPI:NAME" = that MPI's NAME at the same size and
+# stat, or "const" = factor itself.
 KIB, MIB = 1 << 10, 1 << 20
 GOALS = [
     ("<=1.1x best", ["latency"], (1, MIB), "mean", "le", 1.1, "best"),
@@ -404,6 +421,18 @@ GOALS = [
     ("<=1.05x persistent", ["part_p2p"], None, "partitioned", "le", 1.05, "stat:persistent"),
     ("<=0.25x whole", ["part_earlybird"], None, "last_to_done", "le", 0.25, "stat:whole"),
     ("<=1.1x persistent", PCOLLS, None, "partitioned", "le", 1.1, "stat:persistent"),
+    # MPIX streams (the `streams` run): seed 003's Fig. 4, a stream
+    # communicator per thread against Cadence's implicit scheme and
+    # against MPICH's better scheme at every thread count
+    *[g for n in (1, 2, 4, 8) for g in (
+        (">=1.2x implicit", [f"rate_mt_stream-{n}"], None, "mean", "ge", 1.2,
+         f"bench:rate_mt-{n}"),
+        (">= mpich own", [f"rate_mt_stream-{n}"], None, "mean", "ge", 1.0, f"mpich:rate_mt-{n}"),
+        (">= mpich shared", [f"rate_mt_stream-{n}"], None, "mean", "ge", 1.0,
+         f"mpich:rate_mt_shared-{n}"))],
+    # thread communicators (the `threadcomm` run): seed 003's Fig. 7
+    ("<= processes", ["tc_latency_thread"], None, "mean", "le", 1.0, "bench:tc_latency_process"),
+    (">= processes", ["tc_bw_thread"], None, "mean", "ge", 1.0, "bench:tc_bw_process"),
 ]
 LOWER_IS_BETTER = {"us", "ms", "s"}
 
@@ -672,6 +701,10 @@ def evaluate(res, goal, bench, size):
     elif ref.startswith("stat:"):
         rname = ref[len("stat:"):]
         r = res.median(bench, "cadence", size, rname)
+    elif ":" in ref:  # MPI:BENCH, another MPI's figure of another bench
+        rmpi, rbench = ref.split(":", 1)
+        rname = f"{rmpi} {rbench}"
+        r = res.median(rbench, rmpi, size, stat)
     else:
         rname = ref
         r = res.median(bench, ref, size, stat)
@@ -690,7 +723,8 @@ def evaluate(res, goal, bench, size):
     # it against the reference's least favourable one?  Then the gap is
     # inside what launches of the same build spread by on this machine.
     rmpi, rbench, rstat = ("cadence", rname, stat) if ref.startswith("bench:") else \
-        ("cadence", bench, rname) if ref.startswith("stat:") else (rname, bench, stat)
+        ("cadence", bench, rname) if ref.startswith("stat:") else \
+        (*ref.split(":", 1), stat) if ":" in ref else (rname, bench, stat)
     best_v = res.extreme(bench, "cadence", size, stat, True)
     worst_r = r if ref == "const" else res.extreme(rbench, rmpi, size, rstat, False)
     if best_v is not None and worst_r is not None and holds(op, factor, unit, best_v, worst_r):
@@ -1043,6 +1077,28 @@ def plot_threads(res, out):
                    xlabel="threads per rank")
 
 
+def plot_threadcomm(res, out):
+    """tcbench's runs as seed 003's Fig. 7: latency and bandwidth over the
+    size, one line per MPI and form (threads of one process on a thread
+    communicator, or two processes): tc_latency.png, tc_bw.png."""
+    for kind, ylabel in (("latency", "us, mean (median of launches)"),
+                         ("bw", "MB/s (median of launches)")):
+        forms = [f"tc_{kind}_thread", f"tc_{kind}_process"]
+        sizes = sorted(set().union(*[res.sizes.get(b, set()) for b in forms]))
+        if len(sizes) < 2:
+            continue
+        series = {}
+        for b in forms:
+            for m in res.mpis.get(b, []):
+                vals = [res.median(b, m, s, "mean") for s in sizes]
+                if any(v is not None for v in vals):
+                    series[f"{m}, {b.rsplit('_', 1)[1]}s"] = vals
+        lines_plot(os.path.join(out, f"tc_{kind}.png"),
+                   f"{'latency' if kind == 'latency' else 'bandwidth'}: two threads of a process "
+                   "(thread communicator) or two processes", ylabel,
+                   [human_size(s) for s in sizes], series)
+
+
 def lines_plot(png, title, ylabel, xlabels, series, logy=None, xlabel="size"):
     """A PNG (gnuplot) with one line per series ({title: values, one per
     x label; None where missing}) over the x labels; a log y axis when logy
@@ -1214,6 +1270,7 @@ def main():
         summarize(name, res, bench, args.out)
         plot(name, res, bench, args.out)
     plot_threads(res, args.out)
+    plot_threadcomm(res, args.out)
     for b, m, r, e in failures:
         print(f"FAILED {b} {m} rep {r}: {e}")
     if args.check:

@@ -165,10 +165,10 @@ CDN_ALWAYS_INLINE int send_body(const char *fn, const void *buf, MPI_Count count
      * and an eager one is complete before it would wait -- entering and
      * leaving cost four read-modify-writes, one on the doorbell the peer
      * reads, and a look at every ring. */
-    atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
+    cdn_p2p_inside(true);
     if (!persistent && mode == CDN_SEND_STANDARD &&
         cdn_p2p_send_now(buf, count, a.dt, dest, tag, a.comm)) {
-        atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
+        cdn_p2p_inside(false);
         if (request == NULL)
             return MPI_SUCCESS;
         /* MPI_Isend whose message went at once (eager, nothing queued
@@ -184,7 +184,7 @@ CDN_ALWAYS_INLINE int send_body(const char *fn, const void *buf, MPI_Count count
         return MPI_SUCCESS;
     }
     rc = cdn_p2p_send(buf, count, a.dt, dest, tag, a.comm, mode, persistent, &r);
-    atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
+    cdn_p2p_inside(false);
     if (rc != MPI_SUCCESS)
         return rc;
     if (request == NULL)
@@ -274,10 +274,10 @@ CDN_ALWAYS_INLINE int recv_body(const char *fn, void *buf, MPI_Count count, MPI_
     bool late = request == NULL && cdn_progress_comes_eagerly(count * cdn_datatype_size(a.dt));
     if (request == NULL && !late)
         cdn_progress_blocking_begin();
-    atomic_store_explicit(&cdn_p2p_app_inside, true, memory_order_relaxed);
+    cdn_p2p_inside(true);
     rc = request == NULL ? cdn_p2p_recv_waited(buf, count, a.dt, source, tag, a.comm, &r)
                          : cdn_p2p_recv(buf, count, a.dt, source, tag, a.comm, persistent, &r);
-    atomic_store_explicit(&cdn_p2p_app_inside, false, memory_order_relaxed);
+    cdn_p2p_inside(false);
     if (rc != MPI_SUCCESS)
         return blocking_failed(rc);
     if (request == NULL)

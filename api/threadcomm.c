@@ -24,6 +24,7 @@
 #include "cdn_api_impl.h"
 #include "coll/comm_create.h"
 #include "progress/engine.h"
+#include "progress/threadq.h"
 #include "runtime/comm.h"
 #include "runtime/errhandler.h"
 #include "runtime/group.h"
@@ -34,6 +35,7 @@ struct cdn_threadcomm {
     int nthreads, total, first;   /* this process's threads, all ranks, its first rank */
     struct cdn_comm **views;
     uint32_t *dest_ctx;
+    struct cdn_tq *tq;            /* the queues between this process's threads */
     atomic_int next;              /* the next view to hand out */
     pthread_barrier_t bar;
 };
@@ -56,6 +58,7 @@ static void tc_free(struct cdn_threadcomm *tc)
             cdn_comm_release(tc->views[i]);
     free(tc->views);
     free(tc->dest_ctx);
+    cdn_tq_free(tc->tq);
     pthread_barrier_destroy(&tc->bar);
     free(tc);
 }
@@ -108,7 +111,8 @@ int cdn_MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthread
     tc->views = calloc((size_t)mine, sizeof *tc->views);
     tc->dest_ctx = malloc(sizeof *tc->dest_ctx * (size_t)total);
     int *world = malloc(sizeof *world * (size_t)total);
-    rc = tc->views == NULL || tc->dest_ctx == NULL || world == NULL
+    tc->tq = mine > 0 ? cdn_tq_new(mine) : NULL;
+    rc = tc->views == NULL || tc->dest_ctx == NULL || world == NULL || tc->tq == NULL
              ? cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", fn) : MPI_SUCCESS;
     for (int p = 0, r = 0; rc == MPI_SUCCESS && p < c->size; p++)
         for (int t = 0; t < counts[p]; t++, r++) {
@@ -131,6 +135,9 @@ int cdn_MPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthread
             break;
         }
         v->dest_ctx = tc->dest_ctx;
+        v->tq = tc->tq;
+        v->tq_me = i;
+        v->tq_first = first;
         v->pctx = shell->pctx;
         cdn_comm_set_errh(v, cdn_comm_errh(shell));
         tc->views[i] = v;
@@ -161,9 +168,11 @@ int cdn_MPIX_Threadcomm_start(MPI_Comm threadcomm)
     if (i >= tc->nthreads)
         return cdn_err(MPI_ERR_OTHER, "%s: more threads than the %d it was made for", fn,
                        tc->nthreads);
-    if (!cdn_comm_thread_bind(shell, tc->views[i]))
+    if (!cdn_comm_thread_bind(shell, tc->views[i]) || !cdn_tq_bind(tc->tq, i)) {
+        cdn_comm_thread_unbind(shell);
         return cdn_err(MPI_ERR_OTHER, "%s: this thread is in too many thread communicators "
                        "at once", fn);
+    }
     pthread_barrier_wait(&tc->bar);  /* every thread has its rank */
     return MPI_SUCCESS;
 }
@@ -180,6 +189,7 @@ int cdn_MPIX_Threadcomm_finish(MPI_Comm threadcomm)
     if (view == NULL)
         return cdn_err(MPI_ERR_OTHER, "%s: this thread has not started it", fn);
     cdn_comm_thread_unbind(shell);
+    cdn_tq_unbind(tc->tq);
     /* every thread out before the ranks are handed out anew */
     if (pthread_barrier_wait(&tc->bar) == PTHREAD_BARRIER_SERIAL_THREAD)
         atomic_store(&tc->next, 0);

@@ -32,6 +32,7 @@
 #include "progress/sent.h"
 #include "progress/spin.h"
 #include "progress/staging.h"
+#include "progress/threadq.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
@@ -215,7 +216,9 @@ static int contexts_open(void)
     for (int i = 0; i < cdn_engine.ntransports; i++)
         if (cdn_engine.transports[i]->eager_limit < min)
             min = cdn_engine.transports[i]->eager_limit;
-    cdn_engine.eager_min = cdn_engine.ntransports > 0 ? min : 0;
+    /* (a process alone: its messages are its own threads', eager up to the
+     * thread queues' limit; the self path's is larger) */
+    cdn_engine.eager_min = cdn_engine.ntransports > 0 ? min : CDN_TQ_EAGER;
     int nkinds;
     cdn_transport_kinds(&nkinds);
     return cdn_sent_open(nkinds);
@@ -675,7 +678,7 @@ int cdn_progress_poll_ctx(int ctx)
 
 int cdn_progress_poll(void)
 {
-    int n = 0;
+    int n = cdn_tq_poll();  /* a thread communicator's rank: its queues */
     for (int k = 0; k < cdn_engine.nctx; k++)
         n += poll_ctx(nth_from_home(k));
     return n;
@@ -820,7 +823,7 @@ static void block(bool (*cond)(void *arg), void *arg, bool first)
     if (!cdn_engine.thread_on && cdn_engine.ntransports > 0 &&
         atomic_compare_exchange_strong(&epoll_app, &expected, true)) {
         unsigned gen = atomic_load_explicit(&cdn_engine.gen, memory_order_seq_cst);
-        if (!cond(arg))
+        if (!cond(arg) && !cdn_tq_pending())
             cdn_progress_epoll_sleep(100000000L, gen_unchanged, gen);
         atomic_store(&epoll_app, false);
         want_all(-1);
@@ -837,7 +840,7 @@ static void block(bool (*cond)(void *arg), void *arg, bool first)
     long timeout = (cdn_engine.thread_on || cdn_engine.ntransports == 0) ? 50000000L : 1000000L;
     if (first && timeout > CDN_PROGRESS_SETTLE_NS)
         timeout = CDN_PROGRESS_SETTLE_NS;
-    if (!cond(arg))
+    if (!cond(arg) && !cdn_tq_pending())
         futex_wait(&cdn_engine.gen, gen, timeout);
     atomic_fetch_sub_explicit(&cdn_engine.sleepers, 1, memory_order_seq_cst);
     want_all(-1);

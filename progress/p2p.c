@@ -23,6 +23,7 @@
 #include "progress/match.h"
 #include "progress/sent.h"
 #include "progress/staging.h"
+#include "progress/threadq.h"
 #include "runtime/comm.h"
 #include "runtime/copy.h"
 #include "runtime/error.h"
@@ -30,7 +31,7 @@
 #include "runtime/stream.h"
 #include "transport/transport.h"
 
-atomic_bool cdn_p2p_app_inside;
+struct cdn_p2p_inside cdn_p2p_app_inside;
 
 static int recv_start(struct cdn_request *r);
 static int send_cancel(struct cdn_request *r);
@@ -187,6 +188,59 @@ static int self_send(struct cdn_request *sreq)
     return MPI_SUCCESS;
 }
 
+void cdn_p2p_self_arrive(const struct cdn_wire_hdr *h, const void *payload,
+                         struct cdn_request *sreq)
+{
+    struct cdn_match_ctx *m = cdn_match_ctx_get(h->ctx);
+    if (m == NULL)
+        cdn_rt_abort(1, "cadence: out of memory for matching context %u", h->ctx);
+    /* field by field, as cdn_p2p_arrived: inline_data stays untouched */
+    struct cdn_msg msg;
+    msg.next = msg.prev = NULL;
+    msg.h = *h;
+    msg.peer = cdn_rt.world_rank;
+    msg.tp = NULL;
+    msg.sreq = sreq;
+    msg.wire_id = (uint64_t)(uintptr_t)sreq;
+    msg.data = NULL;
+    if (sreq != NULL)
+        payload = NULL;
+    else if (payload == NULL)
+        payload = "";
+    bool failed;
+    struct cdn_request *rreq = cdn_match_arrive(m, &msg, payload, &failed);
+    if (failed)
+        cdn_rt_abort(1, "cadence: out of memory queueing a message of %llu bytes",
+                     (unsigned long long)h->bytes);
+    if (rreq != NULL)
+        deliver(rreq, &msg, payload);
+}
+
+static void tq_pack(void *arg, void *dst, size_t len)
+{
+    send_pack(arg, 0, dst, len);
+}
+
+/* A message to another thread of this process on a thread communicator:
+ * through the pair's queue (progress/threadq.h). */
+static int tq_send(struct cdn_request *sreq)
+{
+    struct cdn_p2p *p = &sreq->u.p2p;
+    struct cdn_comm *c = p->comm;
+    struct cdn_wire_hdr h;
+    wire_hdr(p, &h);
+    bool eager = p->mode != CDN_SEND_SYNC && p->bytes <= CDN_TQ_EAGER;
+    if (!eager)
+        h.flags |= CDN_WIRE_RNDV;
+    if (!cdn_tq_send(c->tq, c->tq_me, p->rank - c->tq_first, &h, tq_pack, p,
+                     eager ? NULL : sreq))
+        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory queueing a message of %lld bytes "
+                       "to another thread", (long long)p->bytes);
+    if (eager)
+        cdn_request_event(sreq);
+    return MPI_SUCCESS;
+}
+
 /* The send request this thread is starting inside the call that made it
  * (send_make): nobody else can see it before that call returns, so a
  * transport that finishes with it there (an eager message written at once)
@@ -225,7 +279,7 @@ static inline int send_start(struct cdn_request *r, bool fresh)
     if (p->x.peer == cdn_rt.world_rank) {
         p->tp = NULL;
         cdn_sent_count_one(NULL);
-        rc = self_send(r);
+        rc = p->comm->tq != NULL ? tq_send(r) : self_send(r);
     } else {
         p->tp = cdn_progress_transport_in(r->pctx, p->x.peer);  /* its communicator's, or a
                                                                   * stream's (MPIX_Stream_send) */
@@ -405,8 +459,18 @@ static inline bool send_now(const void *buf, MPI_Count count, struct cdn_datatyp
     if (dest == MPI_PROC_NULL || (data == NULL && bytes != 0))
         return false;
     int peer = cdn_comm_world_rank(comm, dest);
-    if (peer == cdn_rt.world_rank)
-        return false;
+    if (peer == cdn_rt.world_rank) {
+        /* another thread of this process on a thread communicator */
+        if (comm->tq == NULL || (uint64_t)bytes > CDN_TQ_EAGER)
+            return false;
+        struct cdn_wire_hdr h = {.ctx = ctx, .src = comm->rank, .tag = tag,
+                                 .flags = 0, .bytes = (uint64_t)bytes, .cookie = 0};
+        if (!cdn_tq_send(comm->tq, comm->tq_me, dest - comm->tq_first, &h, NULL,
+                         (void *)data, NULL))
+            return false;
+        cdn_sent_count_one(NULL);
+        return true;
+    }
     struct cdn_transport *tp = cdn_progress_transport_in(comm->pctx, peer);
     if (tp == NULL || tp->ops->send_now == NULL || (uint64_t)bytes > tp->eager_limit)
         return false;

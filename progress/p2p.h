@@ -14,6 +14,7 @@
 
 #include "progress/engine.h"
 #include "progress/request.h"
+#include "progress/threadq.h"
 
 /* Set by api/p2p.c while an application thread is inside a point-to-point
  * call (a plain flag, no read-modify-write): the progress thread, which
@@ -21,8 +22,20 @@
  * its work only when it caught the application inside MPI -- posting a
  * window, back in MPI within microseconds -- and not computing, when a
  * message it would not be rung for must wait for the nap (thread.c).
- * With several application threads it is a hint, never a guarantee. */
-extern atomic_bool cdn_p2p_app_inside;
+ * With several application threads it is a hint, never a guarantee.  A
+ * line of its own (every call writes it); the threads of a thread
+ * communicator leave it alone (cdn_p2p_inside): written by all of them at
+ * every call, it cost each message a cache-line transfer. */
+struct cdn_p2p_inside {
+    _Alignas(64) atomic_bool v;
+};
+extern struct cdn_p2p_inside cdn_p2p_app_inside;
+
+static inline void cdn_p2p_inside(bool inside)
+{
+    if (__builtin_expect(cdn_tq_nbound == 0, 1))
+        atomic_store_explicit(&cdn_p2p_app_inside.v, inside, memory_order_relaxed);
+}
 
 /* A nonblocking send or receive of rendezvous size was started by the
  * application (cdn_progress_p2p_started): whether it ends a linger
@@ -41,6 +54,14 @@ static inline void cdn_p2p_started(const struct cdn_request *r)
 
 struct cdn_comm;
 struct cdn_msg;
+struct cdn_wire_hdr;
+
+/* A message from this process's thread-communicator queues
+ * (progress/threadq.c), matched as the self path matches: eager with its
+ * payload, or a rendezvous carrying its send request (sreq), whose data is
+ * copied from the sender's buffer once matched. */
+void cdn_p2p_self_arrive(const struct cdn_wire_hdr *h, const void *payload,
+                         struct cdn_request *sreq);
 
 /* Make a send request (mode: enum cdn_send_mode); started unless persistent. */
 int cdn_p2p_send(const void *buf, MPI_Count count, struct cdn_datatype *dt, int dest, int tag,

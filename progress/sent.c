@@ -8,6 +8,7 @@
 #include "progress/match.h"
 #include "runtime/config.h"
 #include "progress/staging.h"
+#include "progress/threadq.h"
 #include "runtime/error.h"
 #include "runtime/runtime.h"
 #include "transport/transport.h"
@@ -83,4 +84,11 @@ void cdn_sent_print(void)
             cdn_rt.world_rank, asked, allocated);
     fprintf(stderr, "cadence: rank %d: immediate sends complete at the call %lu\n",
             cdn_rt.world_rank, atomic_load(&cdn_sent_at_call));
+    unsigned long tq[CDN_TQ_NCOUNTS];
+    cdn_tq_counts(tq);
+    if (tq[CDN_TQ_CELL] + tq[CDN_TQ_SPILL] > 0)
+        fprintf(stderr, "cadence: rank %d: thread queues: cells %lu, spilled %lu; data in the "
+                "arena %lu, on the heap %lu; rendezvous %lu\n", cdn_rt.world_rank,
+                tq[CDN_TQ_CELL], tq[CDN_TQ_SPILL], tq[CDN_TQ_ARENA], tq[CDN_TQ_HEAP],
+                tq[CDN_TQ_RNDV]);
 }

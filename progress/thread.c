@@ -303,7 +303,7 @@ static void *progress_main(void *arg)
          * to do what it is about to do itself, and in a bidirectional
          * stream of rendezvous messages each doorbell caught it posting. */
         if (nap_ns > 0 && inside_naps < INSIDE_NAPS &&
-            atomic_load_explicit(&cdn_p2p_app_inside, memory_order_relaxed) &&
+            atomic_load_explicit(&cdn_p2p_app_inside.v, memory_order_relaxed) &&
             cdn_progress_nap(nap_ns)) {
             inside_naps++;
             continue;
@@ -339,7 +339,7 @@ static void *progress_main(void *arg)
         idle = 0;
         atomic_store_explicit(&cdn_engine.thread_asleep, true, memory_order_seq_cst);
         if (!worked || nap_ns == 0 ||
-            !atomic_load_explicit(&cdn_p2p_app_inside, memory_order_relaxed) ||
+            !atomic_load_explicit(&cdn_p2p_app_inside.v, memory_order_relaxed) ||
             !cdn_progress_nap(nap_ns)) {
             if (held_waits(&look)) {
                 look.next_ns = LINGER_MAX_NS;

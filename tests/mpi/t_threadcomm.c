@@ -4,8 +4,10 @@
  * and _finish, checks its rank and the size, sends around the ring of all
  * threads (small and rendezvous-sized, between threads of one process and
  * of different ones), receives from MPI_ANY_SOURCE, probes, and runs an
- * allreduce, a bcast and a barrier over all threads.  Two regions in a
- * row (the ranks are handed out again); the errors.
+ * allreduce, a bcast and a barrier over all threads; windows of immediate
+ * sends of every size class and a burst of blocking sends before any
+ * receive, data checked (stress).  Two regions in a row (the ranks are
+ * handed out again); the errors.
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -22,6 +24,73 @@ static long bad_total;
 static int ranks_seen;
 
 enum { BIG = 40000 };
+
+/* byte i of message m of iteration it from rank src */
+static unsigned char pattern(int src, int it, int m, size_t i)
+{
+    return (unsigned char)(src * 31 + it * 7 + m * 13 + i);
+}
+
+/* Windows of immediate sends of every path a message between threads may
+ * take (in a cell, in the ring's arena, on the heap, by rendezvous; more
+ * messages than a ring holds), then a burst sent before anything is
+ * received (eager sends must not wait for the receiver); data checked. */
+static long stress(int rank, int size)
+{
+    enum { WIN = 70, ITERS = 10, BURST = 100 };
+    static const size_t sizes[] = {8, 600, 6000, 20000};
+    int to = (rank + 1) % size, from = (rank + size - 1) % size;
+    long bad = 0;
+    unsigned char *out[WIN], *in[WIN];
+    for (int m = 0; m < WIN; m++) {
+        out[m] = malloc(sizes[m % 4]);
+        in[m] = malloc(sizes[m % 4]);
+    }
+    MPI_Request req[2 * WIN];
+    for (int it = 0; it < ITERS; it++) {
+        for (int m = 0; m < WIN; m++) {
+            size_t n = sizes[m % 4];
+            memset(in[m], 0, n);
+            for (size_t i = 0; i < n; i++)
+                out[m][i] = pattern(rank, it, m, i);
+            MPI_Irecv(in[m], (int)n, MPI_BYTE, from, m, tc, &req[m]);
+        }
+        for (int m = 0; m < WIN; m++) {
+            if (m % 9 == 4)
+                MPI_Issend(out[m], (int)sizes[m % 4], MPI_BYTE, to, m, tc, &req[WIN + m]);
+            else
+                MPI_Isend(out[m], (int)sizes[m % 4], MPI_BYTE, to, m, tc, &req[WIN + m]);
+        }
+        MPI_Waitall(2 * WIN, req, MPI_STATUSES_IGNORE);
+        for (int m = 0; m < WIN; m++)
+            for (size_t i = 0; i < sizes[m % 4]; i++)
+                bad += in[m][i] != pattern(from, it, m, i);
+    }
+    for (int m = 0; m < WIN; m++) {
+        free(out[m]);
+        free(in[m]);
+    }
+    /* the burst: every message sent (blocking, eager) before one is received */
+    unsigned char *b = malloc(6000);
+    for (int m = 0; m < BURST; m++) {
+        size_t n = m % 2 ? 6000 : 8;
+        for (size_t i = 0; i < n; i++)
+            b[i] = pattern(rank, 99, m, i);
+        MPI_Send(b, (int)n, MPI_BYTE, to, 1000 + m, tc);
+    }
+    for (int m = 0; m < BURST; m++) {
+        size_t n = m % 2 ? 6000 : 8;
+        MPI_Status st;
+        MPI_Recv(b, 6000, MPI_BYTE, from, 1000 + m, tc, &st);
+        int count;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        bad += (size_t)count != n;
+        for (size_t i = 0; i < n; i++)
+            bad += b[i] != pattern(from, 99, m, i);
+    }
+    free(b);
+    return bad;
+}
 
 static void *thread_main(void *arg)
 {
@@ -54,6 +123,7 @@ static void *thread_main(void *arg)
             bad += in[i] != from * 7 + i;
         free(big);
         free(in);
+        bad += stress(rank, size);
         /* a wildcard receive and a probe */
         MPI_Status st;
         MPI_Send(&x, 1, MPI_INT, to, 3, tc);

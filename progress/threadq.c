@@ -1,0 +1,375 @@
+/*
+ * Message queues between the threads of a thread communicator: see
+ * threadq.h (our own code: the interthread message path).
+ */
+#include "progress/threadq.h"
+
+#include <linux/membarrier.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "progress/p2p.h"
+#include "progress/sent.h"
+#include "progress/spin.h"
+
+enum { CELLS = 64, BINDS = 8 };
+/* The bytes of a ring's arena: eager data beyond a cell's, written by the
+ * producer and given back in order by the consumer (no allocation per
+ * message: a buffer allocated by one thread and freed by another cost a
+ * message of 512 B six times one of 8 B). */
+enum { ARENA = 256 * 1024 };
+
+/* A message as a ring carries it. */
+struct item {
+    struct cdn_wire_hdr h;
+    void *ptr;      /* eager beyond CDN_TQ_INLINE: the data (in the arena, or a heap
+                     * copy); rendezvous: the send request */
+    uint64_t end;   /* data in the arena: the arena position after it (else 0) */
+    unsigned char data[CDN_TQ_INLINE];
+};
+
+struct cell {
+    _Atomic uint64_t seq;  /* position + 1 once the cell holds that position's message */
+    struct item it;
+} __attribute__((aligned(64)));
+
+/* What a full ring spills, in order. */
+struct spill {
+    struct spill *next;
+    struct item it;
+};
+
+struct ring {
+    /* the producers' line */
+    _Alignas(64) struct cdn_spin plock;
+    uint64_t tail;       /* the next position to write */
+    uint64_t head_seen;  /* the consumer's position when last read */
+    struct spill *sp_head, *sp_tail;
+    unsigned char *arena;     /* ARENA bytes, made on the first message that needs them */
+    uint64_t atail;           /* the arena position next written */
+    uint64_t ahead_seen;      /* the consumer's arena position when last read */
+    /* the consumer's line */
+    _Alignas(64) _Atomic uint64_t head;  /* the next position to read */
+    _Atomic uint64_t ahead;              /* the arena position given back */
+    /* set by a producer that spilled, cleared by the consumer under plock */
+    _Alignas(64) atomic_bool spilled;
+    struct cell cells[CELLS];
+};
+
+struct cdn_tq {
+    int n;
+    _Atomic(struct ring *) *rings;  /* [to * n + from], made on first use */
+};
+
+CDN_TLS int cdn_tq_nbound;
+static atomic_ulong counts[CDN_TQ_NCOUNTS];
+
+void cdn_tq_counts(unsigned long out[CDN_TQ_NCOUNTS])
+{
+    for (int i = 0; i < CDN_TQ_NCOUNTS; i++)
+        out[i] = atomic_load_explicit(&counts[i], memory_order_relaxed);
+}
+
+static void count(int what)
+{
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&counts[what], 1, memory_order_relaxed);
+}
+static CDN_TLS struct {
+    struct cdn_tq *q;
+    int me;
+} bound[BINDS];
+static CDN_TLS bool draining;
+
+/* Senders need no fence (cdn_tq_send) once a sleeper's membarrier is
+ * registered: set by the first thread communicator, before its first
+ * message (MPIX_Threadcomm_init returns before any thread starts). */
+static bool asym;
+
+struct cdn_tq *cdn_tq_new(int n)
+{
+    if (!asym)
+        asym = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    struct cdn_tq *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return NULL;
+    q->n = n;
+    q->rings = calloc((size_t)n * (size_t)n, sizeof *q->rings);
+    if (q->rings == NULL) {
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+static void item_drop(struct item *it)
+{
+    if (!(it->h.flags & CDN_WIRE_RNDV) && it->h.bytes > CDN_TQ_INLINE && it->end == 0)
+        free(it->ptr);
+}
+
+void cdn_tq_free(struct cdn_tq *q)
+{
+    if (q == NULL)
+        return;
+    for (int i = 0; i < q->n * q->n; i++) {
+        struct ring *r = atomic_load(&q->rings[i]);
+        if (r == NULL)
+            continue;
+        uint64_t head = atomic_load(&r->head);
+        for (; head < r->tail; head++)
+            item_drop(&r->cells[head % CELLS].it);
+        for (struct spill *s = r->sp_head, *next; s != NULL; s = next) {
+            next = s->next;
+            item_drop(&s->it);
+            free(s);
+        }
+        free(r->arena);
+        free(r);
+    }
+    free(q->rings);
+    free(q);
+}
+
+static struct ring *ring_of(struct cdn_tq *q, int from, int to)
+{
+    _Atomic(struct ring *) *slot = &q->rings[(size_t)to * (size_t)q->n + (size_t)from];
+    struct ring *r = atomic_load_explicit(slot, memory_order_acquire);
+    if (r != NULL)
+        return r;
+    struct ring *made = aligned_alloc(64, sizeof *made);
+    if (made == NULL)
+        return NULL;
+    memset(made, 0, sizeof *made);
+    if (atomic_compare_exchange_strong_explicit(slot, &r, made, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return made;
+    free(made);  /* another producer of the pair made it first */
+    return r;
+}
+
+/* Room for `bytes` of eager data in r's arena (producer, under plock): the
+ * address, and the position after it in *end; NULL when it has none now. */
+static void *arena_take(struct ring *r, size_t bytes, uint64_t *end)
+{
+    if (r->arena == NULL && (r->arena = malloc(ARENA)) == NULL)
+        return NULL;
+    /* contiguous: data that would wrap starts at the arena's beginning */
+    uint64_t at = r->atail, off = at % ARENA;
+    if (off + bytes > ARENA)
+        at += ARENA - off;
+    if (at + bytes - r->ahead_seen > ARENA) {
+        r->ahead_seen = atomic_load_explicit(&r->ahead, memory_order_acquire);
+        if (at + bytes - r->ahead_seen > ARENA)
+            return NULL;
+    }
+    r->atail = *end = at + bytes;
+    return r->arena + at % ARENA;
+}
+
+bool cdn_tq_send(struct cdn_tq *q, int from, int to, const struct cdn_wire_hdr *h,
+                 cdn_tq_pack_fn pack, void *pack_arg, void *sreq)
+{
+    struct ring *r = ring_of(q, from, to);
+    if (r == NULL)
+        return false;
+    size_t bytes = (size_t)h->bytes;
+    bool eager = sreq == NULL, inl = eager && bytes <= CDN_TQ_INLINE;
+    cdn_spin_lock(&r->plock);
+    struct item *it = NULL;
+    struct cell *c = NULL;
+    bool spilled = atomic_load_explicit(&r->spilled, memory_order_relaxed);
+    if (!spilled) {
+        if (r->tail - r->head_seen >= CELLS)
+            r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+        if (r->tail - r->head_seen < CELLS) {
+            c = &r->cells[r->tail % CELLS];
+            it = &c->it;
+        }
+    }
+    struct spill *s = NULL;
+    if (it == NULL) {
+        if ((s = malloc(sizeof *s)) == NULL) {
+            cdn_spin_unlock(&r->plock);
+            return false;
+        }
+        s->next = NULL;
+        it = &s->it;
+    }
+    it->h = *h;
+    it->ptr = sreq;
+    it->end = 0;
+    void *dst = inl ? it->data : NULL;
+    if (eager && !inl && c != NULL && (dst = arena_take(r, bytes, &it->end)) != NULL)
+        it->ptr = dst;
+    else if (eager && !inl && (dst = it->ptr = malloc(bytes)) == NULL) {
+        cdn_spin_unlock(&r->plock);
+        free(s);
+        return false;
+    }
+    if (eager && bytes > 0) {
+        if (pack != NULL)
+            pack(pack_arg, dst, bytes);
+        else
+            memcpy(dst, pack_arg, bytes);
+    }
+    if (c != NULL) {
+        atomic_store_explicit(&c->seq, r->tail + 1, memory_order_release);
+        r->tail++;
+    } else {
+        if (r->sp_tail != NULL)
+            r->sp_tail->next = s;
+        else
+            r->sp_head = s;
+        r->sp_tail = s;
+        atomic_store_explicit(&r->spilled, true, memory_order_release);
+    }
+    cdn_spin_unlock(&r->plock);
+    count(c != NULL ? CDN_TQ_CELL : CDN_TQ_SPILL);
+    if (eager && !inl)
+        count(it->end != 0 ? CDN_TQ_ARENA : CDN_TQ_HEAP);
+    else if (!eager)
+        count(CDN_TQ_RNDV);
+    /* A receiver about to sleep looks at its rings after registering as a
+     * sleeper (cdn_tq_pending): one of us must see the other.  The fence
+     * that takes is the sleeper's (a membarrier, which puts one into every
+     * running thread of the process) where the kernel has it: a fence here
+     * would wait for this cell's line at every message. */
+    if (asym)
+        atomic_signal_fence(memory_order_seq_cst);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    cdn_progress_signal();
+    return true;
+}
+
+static void arrive(struct item *it)
+{
+    if (it->h.flags & CDN_WIRE_RNDV) {
+        cdn_p2p_self_arrive(&it->h, NULL, it->ptr);
+        return;
+    }
+    bool inl = it->h.bytes <= CDN_TQ_INLINE;
+    cdn_p2p_self_arrive(&it->h, inl ? it->data : it->ptr, NULL);
+    if (!inl && it->end == 0)
+        free(it->ptr);
+}
+
+/* The ring's published cells from the consumer's position on. */
+static int drain_cells(struct ring *r)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    int n = 0;
+    uint64_t aend = 0;
+    for (;;) {
+        struct cell *c = &r->cells[head % CELLS];
+        if (atomic_load_explicit(&c->seq, memory_order_acquire) != head + 1)
+            break;
+        arrive(&c->it);
+        if (c->it.end != 0)
+            aend = c->it.end;
+        head++;
+        /* the cells (and arena bytes) are the producers' again: once per
+         * batch of cells, not per message -- a store to a line the
+         * producers read, which every later locked instruction here would
+         * wait for */
+        if ((++n & 15) == 0 || atomic_load_explicit(&r->cells[head % CELLS].seq,
+                                                     memory_order_acquire) != head + 1) {
+            if (aend != 0)
+                atomic_store_explicit(&r->ahead, aend, memory_order_release);
+            atomic_store_explicit(&r->head, head, memory_order_release);
+            aend = 0;
+        }
+    }
+    return n;
+}
+
+static int drain(struct ring *r)
+{
+    int n = drain_cells(r);
+    if (!atomic_load_explicit(&r->spilled, memory_order_acquire))
+        return n;
+    /* The ring's cells are older than anything spilled (a producer writes
+     * no cell while spilled is set): take them, then the spill. */
+    cdn_spin_lock(&r->plock);
+    n += drain_cells(r);
+    struct spill *s = r->sp_head;
+    r->sp_head = r->sp_tail = NULL;
+    atomic_store_explicit(&r->spilled, false, memory_order_relaxed);
+    cdn_spin_unlock(&r->plock);
+    for (struct spill *next; s != NULL; s = next, n++) {
+        next = s->next;
+        arrive(&s->it);
+        free(s);
+    }
+    return n;
+}
+
+/* fn over every ring this thread receives on; the sum of its results. */
+static int each_ring_in(int (*fn)(struct ring *r))
+{
+    int n = 0;
+    for (int b = 0; b < BINDS; b++) {
+        struct cdn_tq *q = bound[b].q;
+        if (q == NULL)
+            continue;
+        _Atomic(struct ring *) *in = &q->rings[(size_t)bound[b].me * (size_t)q->n];
+        for (int from = 0; from < q->n; from++) {
+            struct ring *r = atomic_load_explicit(&in[from], memory_order_acquire);
+            if (r != NULL)
+                n += fn(r);
+        }
+    }
+    return n;
+}
+
+int cdn_tq_poll_bound(void)
+{
+    if (draining)  /* a completion's callback polling inside a drain */
+        return 0;
+    draining = true;
+    int n = each_ring_in(drain);
+    draining = false;
+    return n;
+}
+
+static int waiting(struct ring *r)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    return atomic_load_explicit(&r->cells[head % CELLS].seq, memory_order_seq_cst) == head + 1 ||
+           atomic_load_explicit(&r->spilled, memory_order_seq_cst);
+}
+
+bool cdn_tq_pending_bound(void)
+{
+    /* (the sleeper's half of the fence: cdn_tq_send) */
+    if (asym)
+        syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+    return each_ring_in(waiting) > 0;
+}
+
+bool cdn_tq_bind(struct cdn_tq *q, int me)
+{
+    for (int b = 0; b < BINDS; b++)
+        if (bound[b].q == NULL) {
+            bound[b].q = q;
+            bound[b].me = me;
+            cdn_tq_nbound++;
+            return true;
+        }
+    return false;
+}
+
+void cdn_tq_unbind(struct cdn_tq *q)
+{
+    for (int b = 0; b < BINDS; b++)
+        if (bound[b].q == q) {
+            bound[b].q = NULL;
+            cdn_tq_nbound--;
+        }
+}

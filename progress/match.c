@@ -46,9 +46,14 @@ struct cdn_match_ctx *cdn_match_ctx_make(uint32_t id)
     }
     struct cdn_match_ctx *m = atomic_load_explicit(&chunk[i], memory_order_relaxed);
     if (m == NULL) {
-        m = calloc(1, sizeof *m);
+        /* a line (or more) of its own: the threads of a thread
+         * communicator each match on their own context, and two contexts
+         * in one line would move it between them at every message */
+        size_t size = (sizeof *m + 63) & ~(size_t)63;
+        m = aligned_alloc(64, size);
         if (m == NULL)
             goto fail;
+        memset(m, 0, size);
         m->id = id;
         atomic_init(&m->lock.held, false);
         atomic_store_explicit(&chunk[i], m, memory_order_release);

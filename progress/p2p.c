@@ -718,6 +718,11 @@ static void copy_local(struct cdn_request *sreq, struct cdn_request *rreq, MPI_C
     struct cdn_p2p *s = &sreq->u.p2p, *d = &rreq->u.p2p;
     if (len == 0)
         return;
+    if (d->seg.contig != NULL && s->tmp == NULL && s->seg.contig != NULL && s->comm->tq != NULL) {
+        /* between threads of a thread communicator: the sender may help */
+        cdn_tq_copy(s->comm->tq, s->comm->tq_me, d->seg.contig, s->seg.contig, (size_t)len);
+        return;
+    }
     if (d->seg.contig != NULL) {
         send_pack(s, 0, d->seg.contig, (size_t)len);
         return;

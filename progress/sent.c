@@ -88,7 +88,8 @@ void cdn_sent_print(void)
     cdn_tq_counts(tq);
     if (tq[CDN_TQ_CELL] + tq[CDN_TQ_SPILL] > 0)
         fprintf(stderr, "cadence: rank %d: thread queues: cells %lu, spilled %lu; data in the "
-                "arena %lu, on the heap %lu; rendezvous %lu\n", cdn_rt.world_rank,
-                tq[CDN_TQ_CELL], tq[CDN_TQ_SPILL], tq[CDN_TQ_ARENA], tq[CDN_TQ_HEAP],
-                tq[CDN_TQ_RNDV]);
+                "arena %lu, on the heap %lu; rendezvous %lu, copies split %lu, helped by "
+                "the sender %lu\n", cdn_rt.world_rank, tq[CDN_TQ_CELL], tq[CDN_TQ_SPILL],
+                tq[CDN_TQ_ARENA], tq[CDN_TQ_HEAP], tq[CDN_TQ_RNDV], tq[CDN_TQ_SPLIT],
+                tq[CDN_TQ_HELPED]);
 }

@@ -24,10 +24,13 @@
  * thread's own, unless the progress thread runs a schedule step of that
  * rank); a full ring spills into an overflow list the consumer takes after
  * the ring, so an immediate send never waits and order per pair holds.
- * Messages up to CDN_TQ_EAGER travel eagerly (in the cell up to
- * CDN_TQ_INLINE bytes, else in a heap copy the cell points to); larger
- * ones and synchronous sends carry the send request, and the receiver
- * copies once from the sender's buffer and completes it.
+ * Messages up to CDN_TQ_EAGER travel eagerly: in the cell up to
+ * CDN_TQ_INLINE bytes, else in one of the ring's two arenas (byte rings
+ * the consumer gives back in order; a heap copy when they are full or the
+ * message spilled).  Larger ones and synchronous sends carry the send
+ * request: the receiver copies once from the sender's buffer and completes
+ * it, and from CDN_TQ_SPLIT_MIN bytes the sending thread, polling while it
+ * waits for its send, copies chunks of it too (cdn_tq_copy).
  *
  * Only the receiving thread drains its rings: messages between threads are
  * matched when the receiver calls MPI (as between processes without a
@@ -47,6 +50,7 @@
 
 #define CDN_TQ_INLINE 200          /* data carried in the cell */
 #define CDN_TQ_EAGER (16 * 1024)   /* above: the receiver copies from the sender's buffer */
+#define CDN_TQ_SPLIT_MIN (64 * 1024) /* ... and from here the waiting sender helps */
 
 struct cdn_tq;
 
@@ -65,6 +69,11 @@ typedef void (*cdn_tq_pack_fn)(void *arg, void *dst, size_t len);
 bool cdn_tq_send(struct cdn_tq *q, int from, int to, const struct cdn_wire_hdr *h,
                  cdn_tq_pack_fn pack, void *pack_arg, void *sreq);
 
+/* A rendezvous message's copy, contiguous on both sides, by the receiving
+ * thread that matched it; from CDN_TQ_SPLIT_MIN bytes the sending thread
+ * (index `sender`) takes chunks too while it polls (waiting for the send). */
+void cdn_tq_copy(struct cdn_tq *q, int sender, void *dst, const void *src, size_t len);
+
 /* This thread is thread `me` of q from now (MPIX_Threadcomm_start) / no
  * longer (_finish).  False when it is bound to too many at once. */
 bool cdn_tq_bind(struct cdn_tq *q, int me);
@@ -80,7 +89,8 @@ bool cdn_tq_pending_bound(void);
 
 /* With CADENCE_TRANSPORT_REPORT: how this process's thread queues carried
  * their messages (MPI_Finalize prints them: progress/sent.c). */
-enum { CDN_TQ_CELL, CDN_TQ_SPILL, CDN_TQ_ARENA, CDN_TQ_HEAP, CDN_TQ_RNDV, CDN_TQ_NCOUNTS };
+enum { CDN_TQ_CELL, CDN_TQ_SPILL, CDN_TQ_ARENA, CDN_TQ_HEAP, CDN_TQ_RNDV, CDN_TQ_SPLIT,
+       CDN_TQ_HELPED, CDN_TQ_NCOUNTS };
 void cdn_tq_counts(unsigned long out[CDN_TQ_NCOUNTS]);
 
 static inline int cdn_tq_poll(void)

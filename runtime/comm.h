@@ -25,6 +25,7 @@ struct cdn_topo;
 struct cdn_session;
 struct cdn_bsend_pool;
 struct cdn_stream;
+struct cdn_tq;
 /* What becomes of a buffered-send pool (progress/bsend.c, MPI_*_attach_buffer)
  * when its owner -- a communicator, a session -- goes: its messages sent
  * (flush) and it freed (pool_free).  The pool code installs these when it
@@ -128,6 +129,11 @@ struct cdn_comm {
      * dest_ctx: the matching context each rank -- a thread -- receives on. */
     struct cdn_threadcomm *threads;
     const uint32_t *dest_ctx;
+    /* A view's queues to the other threads of its process
+     * (progress/threadq.h), its thread's index there, and the rank of the
+     * process's first thread. */
+    struct cdn_tq *tq;
+    int tq_me, tq_first;
 };
 
 /* The calling thread's view of thread communicator shell, or NULL

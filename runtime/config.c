@@ -84,6 +84,10 @@ const struct cdn_param cdn_params[] = {
      "such a communicator while another thread is inside one fails with MPI_ERR_OTHER saying "
      "so. A stream is a serial execution context (docs/streams.md); the check costs a "
      "compare-and-swap per call on those communicators."},
+    {"CADENCE_THREADCOMM_HELP_WAIT_US", "integer", "0", "library",
+     "Microseconds a thread receiving a large message from another thread of its process "
+     "on a thread communicator waits for the sender to take a part of the copy before "
+     "copying the rest alone (docs/streams.md). For tests; 0: it does not wait."},
     {"CADENCE_PART_MIN_BYTES", "integer", "4096", "library",
      "Bytes: a partitioned send and receive whose plan is automatic (info "
      "cadence_part_transfers unset or auto) merge neighbouring partitions into transfers of at "

@@ -6,7 +6,7 @@
  * of different ones), receives from MPI_ANY_SOURCE, probes, and runs an
  * allreduce, a bcast and a barrier over all threads; windows of immediate
  * sends of every size class and a burst of blocking sends before any
- * receive, data checked (stress).  Two regions in a row (the ranks are
+ * receive, 1 MiB between pairs of ranks, data checked (stress).  Two regions in a row (the ranks are
  * handed out again); the errors.
  */
 #include <mpi.h>
@@ -89,6 +89,26 @@ static long stress(int rank, int size)
             bad += b[i] != pattern(from, 99, m, i);
     }
     free(b);
+    /* pairs (0,1), (2,3), ...: 1 MiB one way while the sender only waits
+     * (between threads of a process the sender takes part in the copy) */
+    enum { MB = 1 << 20 };
+    int peer = rank % 2 == 0 ? rank + 1 : rank - 1;
+    if (peer < size) {
+        unsigned char *m = malloc(MB);
+        for (int it = 0; it < 5; it++) {
+            if (rank % 2 == 0) {
+                for (size_t i = 0; i < MB; i++)
+                    m[i] = pattern(rank, it, 0, i);
+                MPI_Send(m, MB, MPI_BYTE, peer, 2000 + it, tc);
+            } else {
+                memset(m, 0, MB);
+                MPI_Recv(m, MB, MPI_BYTE, peer, 2000 + it, tc, MPI_STATUS_IGNORE);
+                for (size_t i = 0; i < MB; i++)
+                    bad += m[i] != pattern(peer, it, 0, i);
+            }
+        }
+        free(m);
+    }
     return bad;
 }
 

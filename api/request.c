@@ -517,6 +517,22 @@ static inline bool scan_done(int count, int *next, struct scratch *s, bool *fail
     return i == count;
 }
 
+/* The progress context every active request not yet done is on, or -1
+ * (none, or several): MPI_Waitall then waits focused on it. */
+static int same_context(int count, const struct scratch *s)
+{
+    int k = -1;
+    for (int i = 0; i < count; i++) {
+        struct cdn_request *r = s->rs[i];
+        if (s->what[i] != L_ACTIVE || done(r))
+            continue;
+        if (k >= 0 && r->pctx != k)
+            return -1;
+        k = r->pctx;
+    }
+    return k;
+}
+
 /* MPI_Waitall's condition: every active request done.  One wait for the
  * whole array (not one per request): a blocking call enters and leaves
  * the engine's pollers once (cdn_progress_app_enter), which the doorbell
@@ -544,7 +560,11 @@ int cdn_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array
     rc = lookup_array(count, array_of_requests, "MPI_Waitall", s.rs, s.what);
     if (rc == MPI_SUCCESS) {
         struct all_args a = {.count = count, .s = &s};
-        cdn_progress_wait_until(all_done, &a);
+        int k = same_context(count, &s);
+        if (k >= 0)
+            cdn_progress_wait_on(k, all_done, &a);
+        else
+            cdn_progress_wait_until(all_done, &a);
         rc = report_all(count, array_of_requests, &s, array_of_statuses, true, a.failed);
     }
     scratch_put(&s);

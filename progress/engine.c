@@ -53,6 +53,9 @@ struct cdn_engine cdn_engine = {
 
 CDN_TLS bool cdn_progress_in_thread;
 CDN_TLS int cdn_progress_home;
+/* Inside cdn_progress_wait_on: the polls favour the home context. */
+static CDN_TLS bool focus;
+static CDN_TLS unsigned focus_round;
 CDN_TLS bool cdn_progress_blocking;
 /* A wake-up of the progress thread left out inside a blocking call's start
  * (wake_soon), to be settled by cdn_progress_wait_until. */
@@ -679,6 +682,14 @@ int cdn_progress_poll_ctx(int ctx)
 int cdn_progress_poll(void)
 {
     int n = cdn_tq_poll();  /* a thread communicator's rank: its queues */
+    if (focus && cdn_engine.nctx > 1) {
+        n += poll_ctx(&cdn_engine.ctx[cdn_progress_home]);
+        if (n > 0 || ++focus_round % CDN_PROGRESS_FOCUS_ROUNDS != 0)
+            return n;
+        for (int k = 1; k < cdn_engine.nctx; k++)
+            n += poll_ctx(nth_from_home(k));
+        return n;
+    }
     for (int k = 0; k < cdn_engine.nctx; k++)
         n += poll_ctx(nth_from_home(k));
     return n;
@@ -1176,6 +1187,30 @@ bool cdn_progress_linger_end(enum cdn_linger_end why)
     if (cdn_engine.quiet_poll)
         cdn_progress_quiet(-1);
     return true;
+}
+
+static void wait_on(int k, bool late, bool (*cond)(void *arg), void *arg)
+{
+    int home = cdn_progress_home;
+    bool was = focus;
+    cdn_progress_home = k;
+    focus = true;
+    if (late)
+        cdn_progress_wait_until_late(cond, arg);
+    else
+        cdn_progress_wait_until(cond, arg);
+    focus = was;
+    cdn_progress_home = home;
+}
+
+void cdn_progress_wait_on(int k, bool (*cond)(void *arg), void *arg)
+{
+    wait_on(k, false, cond, arg);
+}
+
+void cdn_progress_wait_on_late(int k, bool (*cond)(void *arg), void *arg)
+{
+    wait_on(k, true, cond, arg);
 }
 
 void cdn_progress_wait_until_late(bool (*cond)(void *arg), void *arg)

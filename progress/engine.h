@@ -160,6 +160,15 @@ extern CDN_TLS bool cdn_progress_in_thread;
 /* The context the calling thread progresses first (the context of the
  * request it waits for: cdn_request_wait); the others follow. */
 extern CDN_TLS int cdn_progress_home;
+/* Wait until cond(arg) as cdn_progress_wait_until, for requests that are
+ * all on progress context k: with several contexts the polls look at k
+ * every round and at the others every CDN_PROGRESS_FOCUS_ROUNDS-th empty
+ * one -- a thread on a stream of its own then stays off the rings and
+ * locks of the other streams' contexts (and of context 0), which the
+ * progress thread and their own threads serve. */
+#define CDN_PROGRESS_FOCUS_ROUNDS 16
+void cdn_progress_wait_on(int k, bool (*cond)(void *arg), void *arg);
+void cdn_progress_wait_on_late(int k, bool (*cond)(void *arg), void *arg);
 
 /* Bring the engine and transports up (before the PMIx fence), connect them
  * (after it), take them down (before the last fence). */

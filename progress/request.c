@@ -318,16 +318,10 @@ static bool request_done(void *arg)
 /* Waits progress the request's own context first, then the others. */
 void cdn_request_wait(struct cdn_request *r)
 {
-    int home = cdn_progress_home;
-    cdn_progress_home = r->pctx;
-    cdn_progress_wait_until(request_done, r);
-    cdn_progress_home = home;
+    cdn_progress_wait_on(r->pctx, request_done, r);
 }
 
 void cdn_request_wait_late(struct cdn_request *r)
 {
-    int home = cdn_progress_home;
-    cdn_progress_home = r->pctx;
-    cdn_progress_wait_until_late(request_done, r);
-    cdn_progress_home = home;
+    cdn_progress_wait_on_late(r->pctx, request_done, r);
 }

@@ -1092,7 +1092,8 @@ def plot_threadcomm(res, out):
             for m in res.mpis.get(b, []):
                 vals = [res.median(b, m, s, "mean") for s in sizes]
                 if any(v is not None for v in vals):
-                    series[f"{m}, {b.rsplit('_', 1)[1]}s"] = vals
+                    form = "threads" if b.endswith("_thread") else "processes"
+                    series[f"{m}, {form}"] = vals
         lines_plot(os.path.join(out, f"tc_{kind}.png"),
                    f"{'latency' if kind == 'latency' else 'bandwidth'}: two threads of a process "
                    "(thread communicator) or two processes", ylabel,

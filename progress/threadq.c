@@ -355,10 +355,8 @@ static int drain(struct ring *r)
 static int each_ring_in(int (*fn)(struct ring *r))
 {
     int n = 0;
-    for (int b = 0; b < BINDS; b++) {
+    for (int b = 0; b < cdn_tq_nbound; b++) {
         struct cdn_tq *q = bound[b].q;
-        if (q == NULL)
-            continue;
         _Atomic(struct ring *) *in = &q->rings[(size_t)bound[b].me * (size_t)q->n];
         for (int from = 0; from < q->n; from++) {
             struct ring *r = atomic_load_explicit(&in[from], memory_order_acquire);
@@ -420,10 +418,8 @@ void cdn_tq_copy(struct cdn_tq *q, int sender, void *dst, const void *src, size_
 static int help_copy(void)
 {
     int n = 0;
-    for (int b = 0; b < BINDS; b++) {
+    for (int b = 0; b < cdn_tq_nbound; b++) {
         struct cdn_tq *q = bound[b].q;
-        if (q == NULL)
-            continue;
         struct copy_slot *c = &q->slots[bound[b].me];
         if (!atomic_load_explicit(&c->active, memory_order_relaxed))
             continue;
@@ -464,23 +460,23 @@ bool cdn_tq_pending_bound(void)
     return each_ring_in(waiting) > 0;
 }
 
+/* bound[0 .. cdn_tq_nbound-1]: what this thread is bound to, packed */
 bool cdn_tq_bind(struct cdn_tq *q, int me)
 {
-    for (int b = 0; b < BINDS; b++)
-        if (bound[b].q == NULL) {
-            bound[b].q = q;
-            bound[b].me = me;
-            cdn_tq_nbound++;
-            return true;
-        }
-    return false;
+    if (cdn_tq_nbound == BINDS)
+        return false;
+    bound[cdn_tq_nbound].q = q;
+    bound[cdn_tq_nbound].me = me;
+    cdn_tq_nbound++;
+    return true;
 }
 
 void cdn_tq_unbind(struct cdn_tq *q)
 {
-    for (int b = 0; b < BINDS; b++)
+    for (int b = 0; b < cdn_tq_nbound; b++)
         if (bound[b].q == q) {
-            bound[b].q = NULL;
-            cdn_tq_nbound--;
+            bound[b] = bound[--cdn_tq_nbound];
+            bound[cdn_tq_nbound].q = NULL;
+            return;
         }
 }

@@ -102,10 +102,12 @@ struct cdn_engine {
     atomic_bool thread_stop;
     pthread_t thread;
     int spin_polls;               /* the progress thread's empty polls before sleeping */
-    long wait_spin_ns;            /* an application waiter spins on this long after those
+    _Atomic long wait_spin_ns;    /* an application waiter spins on this long after those
                                    * (cdn_progress_wait_until) */
-    bool oversubscribed;          /* more ranks on the node than processing units
-                                   * (cdn_progress_oversubscribed) */
+    atomic_bool oversubscribed;   /* more ranks on the node than processing units
+                                   * (cdn_progress_oversubscribed); atomic, as
+                                   * wait_spin_ns: a thread communicator's
+                                   * making may set both while threads run */
     long background_min;          /* bytes: schedules worth handing to the thread */
     atomic_uint app_pollers;      /* application threads polling in a blocking call */
     atomic_bool parked;           /* the progress thread sleeps in cdn_progress_park */

@@ -269,12 +269,13 @@ bool cdn_tq_send(struct cdn_tq *q, int from, int to, const struct cdn_wire_hdr *
         r->sp_tail = s;
         atomic_store_explicit(&r->spilled, true, memory_order_release);
     }
+    /* (read before the unlock: the consumer may free a spilled item, or a
+     * producer reuse the cell, at once after it) */
+    int kind = !eager ? CDN_TQ_RNDV : inl ? -1 : it->end != 0 ? CDN_TQ_ARENA : CDN_TQ_HEAP;
     cdn_spin_unlock(&r->plock);
     count(c != NULL ? CDN_TQ_CELL : CDN_TQ_SPILL);
-    if (eager && !inl)
-        count(it->end != 0 ? CDN_TQ_ARENA : CDN_TQ_HEAP);
-    else if (!eager)
-        count(CDN_TQ_RNDV);
+    if (kind >= 0)
+        count(kind);
     /* A receiver about to sleep looks at its rings after registering as a
      * sleeper (cdn_tq_pending): one of us must see the other.  The fence
      * that takes is the sleeper's (a membarrier, which puts one into every

@@ -22,6 +22,7 @@
 #include "cdn_api_impl.h"
 #include "partitioned/part.h"
 #include "progress/engine.h"
+#include "progress/greq.h"
 #include "progress/p2p.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
@@ -87,18 +88,33 @@ static int lookup_array(int count, MPI_Request reqs[], const char *caller, struc
 
 static inline bool done(struct cdn_request *r)
 {
-    if (cdn_request_done(r))
-        return true;
-    if (r->ops->progress != NULL)
-        r->ops->progress(r);
-    return cdn_request_done(r);
+    if (!cdn_request_done(r)) {
+        if (r->ops->progress != NULL)
+            r->ops->progress(r);
+        if (!cdn_request_done(r))
+            return false;
+    }
+    /* a generalized request's status comes from its query function, run
+     * by the call that first sees it complete */
+    if (CDN_UNLIKELY(r->kind == CDN_REQ_GREQ))
+        cdn_greq_settle(r);
+    return true;
 }
 
 /* Report a completed request and free or deactivate it. */
 static int finish(MPI_Request *h, struct cdn_request *r, MPI_Status *status, bool with_error)
 {
+    if (CDN_UNLIKELY(r->kind == CDN_REQ_GREQ))
+        cdn_greq_settle(r);
     int err = r->status.MPI_ERROR;
     cdn_status_copy(status, &r->status, with_error);
+    /* the call that frees a generalized request runs its free function
+     * and returns its error */
+    if (CDN_UNLIKELY(r->kind == CDN_REQ_GREQ) && !r->persistent) {
+        int frc = cdn_greq_free_fn(r);
+        if (err == MPI_SUCCESS)
+            err = frc;
+    }
     if (err != MPI_SUCCESS)
         cdn_api_request_error(r);
     if (r->persistent) {
@@ -163,6 +179,29 @@ static void scratch_put(struct scratch *s)
 
 /* ---- single ---- */
 
+/* Generalized requests that share a wait function: it is called, with
+ * their extra states and no timeout, until they are complete (MPICH's
+ * semantics). */
+static void greq_wait(int n, struct cdn_request **rs)
+{
+    void *small[SMALL], **states = n <= SMALL ? small : malloc(sizeof *states * (size_t)n);
+    MPIX_Grequest_wait_function *wait = cdn_greq_wait_fn(rs[0]);
+    for (;;) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (!cdn_request_done(rs[i]) && states != NULL)
+                states[k++] = cdn_greq_state(rs[i]);
+        if (k == 0 || states == NULL)
+            break;
+        MPI_Status st;
+        cdn_status_empty(&st);
+        if (wait(k, states, 0.0, &st) != MPI_SUCCESS)
+            break;  /* (the requests' own waits take over) */
+    }
+    if (states != small)
+        free(states);
+}
+
 int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     if (request == NULL)
@@ -182,6 +221,8 @@ int cdn_MPI_Wait(MPI_Request *request, MPI_Status *status)
      * ring what a held start owed. */
     if (cdn_request_done(r)) {
         cdn_progress_wait_done();
+    } else if (r->kind == CDN_REQ_GREQ && cdn_greq_wait_fn(r) != NULL) {
+        greq_wait(1, &r);
     } else if ((r->kind == CDN_REQ_SCHED && cdn_sched_waits_late(r)) ||
                (r->kind == CDN_REQ_PART && cdn_part_waits_late(r))) {
         cdn_request_wait_late(r);  /* a small started collective: as MPI_Recv waits */
@@ -533,6 +574,36 @@ static int same_context(int count, const struct scratch *s)
     return k;
 }
 
+/* Every active request not yet done is a generalized request with the
+ * same wait function: hand them to it first. */
+static void greq_waitall(int count, struct scratch *s)
+{
+    MPIX_Grequest_wait_function *wait = NULL;
+    int n = 0;
+    for (int i = 0; i < count; i++) {
+        struct cdn_request *r = s->rs[i];
+        if (s->what[i] != L_ACTIVE || cdn_request_done(r))
+            continue;
+        MPIX_Grequest_wait_function *w = cdn_greq_wait_fn(r);
+        if (w == NULL || (wait != NULL && w != wait))
+            return;
+        wait = w;
+        n++;
+    }
+    if (n == 0)
+        return;
+    struct cdn_request *small[SMALL], **rs = n <= SMALL ? small : malloc(sizeof *rs * (size_t)n);
+    if (rs == NULL)
+        return;
+    n = 0;
+    for (int i = 0; i < count; i++)
+        if (s->what[i] == L_ACTIVE && !cdn_request_done(s->rs[i]))
+            rs[n++] = s->rs[i];
+    greq_wait(n, rs);
+    if (rs != small)
+        free(rs);
+}
+
 /* MPI_Waitall's condition: every active request done.  One wait for the
  * whole array (not one per request): a blocking call enters and leaves
  * the engine's pollers once (cdn_progress_app_enter), which the doorbell
@@ -560,6 +631,7 @@ int cdn_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array
     rc = lookup_array(count, array_of_requests, "MPI_Waitall", s.rs, s.what);
     if (rc == MPI_SUCCESS) {
         struct all_args a = {.count = count, .s = &s};
+        greq_waitall(count, &s);
         int k = same_context(count, &s);
         if (k >= 0)
             cdn_progress_wait_on(k, all_done, &a);

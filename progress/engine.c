@@ -32,6 +32,7 @@
 #include "progress/sent.h"
 #include "progress/spin.h"
 #include "progress/staging.h"
+#include "progress/greq.h"
 #include "progress/threadq.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
@@ -682,6 +683,7 @@ int cdn_progress_poll_ctx(int ctx)
 int cdn_progress_poll(void)
 {
     int n = cdn_tq_poll();  /* a thread communicator's rank: its queues */
+    n += cdn_greq_poll();   /* generalized requests with a poll function */
     if (focus && cdn_engine.nctx > 1) {
         n += poll_ctx(&cdn_engine.ctx[cdn_progress_home]);
         if (n > 0 || ++focus_round % CDN_PROGRESS_FOCUS_ROUNDS != 0)

@@ -43,7 +43,7 @@ enum cdn_req_kind {
     CDN_REQ_RECV,
     CDN_REQ_PAIR,       /* parent of a send and a receive: MPI_Isendrecv(_replace) */
     CDN_REQ_MESSAGE,    /* a message taken by MPI_(I)mprobe, waiting for MPI_(I)mrecv */
-    CDN_REQ_GREQ,       /* generalized (later) */
+    CDN_REQ_GREQ,       /* generalized (progress/greq.c) */
     CDN_REQ_SCHED,      /* schedule instance (later) */
     CDN_REQ_PART,       /* partitioned (later) */
 };

@@ -31,4 +31,8 @@ int cdn_enqueue_send(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 int cdn_enqueue_recv(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                      MPI_Comm comm, MPI_Status *status);
 
+/* MPI_Finalize: stop the progress threads MPIX_Start_progress_thread
+ * started and the application left running (api/stream.c). */
+void cdn_stream_progress_threads_stop(void);
+
 #endif

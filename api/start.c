@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "api/enqueue.h"
 #include "api/entry.h"
 #include "cdn_build_config.h"
 #include "progress/engine.h"
@@ -104,6 +105,7 @@ out:
 /* Take everything down (init_lock held, no user left). */
 static int teardown(void)
 {
+    cdn_stream_progress_threads_stop();  /* the application's progress threads poll */
     cdn_win_finalize();  /* windows hold communicators: before progress goes */
     cdn_comm_drop_coll_builtin();  /* kept schedules are requests */
     cdn_progress_finalize();

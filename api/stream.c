@@ -14,6 +14,7 @@
 #include "coll/comm_create.h"
 #include "progress/engine.h"
 #include "progress/p2p.h"
+#include "progress/uthread.h"
 #include "runtime/comm.h"
 #include "runtime/info.h"
 #include "runtime/stream.h"
@@ -50,6 +51,8 @@ int cdn_MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream)
     return MPI_SUCCESS;
 }
 
+static bool has_progress_thread(MPIX_Stream stream);
+
 int cdn_MPIX_Stream_free(MPIX_Stream *stream)
 {
     const char *fn = "MPIX_Stream_free";
@@ -62,6 +65,9 @@ int cdn_MPIX_Stream_free(MPIX_Stream *stream)
     if (!cdn_enqueue_idle(s))
         return cdn_err(MPI_ERR_OTHER, "%s: stream 0x%x still has enqueued operations; "
                        "MPIX_Stream_synchronize waits for them", fn, (unsigned)s->handle);
+    if (has_progress_thread(*stream))
+        return cdn_err(MPI_ERR_OTHER, "%s: stream 0x%x has a progress thread; "
+                       "MPIX_Stop_progress_thread first", fn, (unsigned)s->handle);
     rc = cdn_stream_free(s, fn);
     if (rc == MPI_SUCCESS)
         *stream = MPIX_STREAM_NULL;
@@ -385,4 +391,89 @@ int cdn_MPIX_Stream_synchronize(MPIX_Stream stream)
     int rc = MPI_SUCCESS;
     struct cdn_stream *s = stream_arg(stream, "MPIX_Stream_synchronize", &rc);
     return s == NULL ? rc : cdn_enqueue_synchronize(s);
+}
+
+/* ---- progress threads the application starts (docs/tasks.md) ---- */
+
+enum { STARTED_MAX = 65 };  /* MPIX_STREAM_NULL and every stream */
+static pthread_mutex_t started_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    MPIX_Stream stream;
+    struct cdn_uthread *t;  /* NULL: Cadence's own progress thread does the job */
+} started[STARTED_MAX];
+static int nstarted;
+
+static int started_find(MPIX_Stream stream)
+{
+    for (int i = 0; i < nstarted; i++)
+        if (started[i].stream == stream)
+            return i;
+    return -1;
+}
+
+static bool has_progress_thread(MPIX_Stream stream)
+{
+    pthread_mutex_lock(&started_lock);
+    bool has = started_find(stream) >= 0;
+    pthread_mutex_unlock(&started_lock);
+    return has;
+}
+
+int cdn_MPIX_Start_progress_thread(MPIX_Stream stream)
+{
+    const char *fn = "MPIX_Start_progress_thread";
+    int rc = MPI_SUCCESS, ctx = -1;
+    if (stream != MPIX_STREAM_NULL) {
+        struct cdn_stream *s = stream_arg(stream, fn, &rc);
+        if (s == NULL)
+            return rc;
+        ctx = s->pctx;
+    }
+    pthread_mutex_lock(&started_lock);
+    if (started_find(stream) >= 0) {
+        pthread_mutex_unlock(&started_lock);
+        return cdn_err(MPI_ERR_OTHER, "%s: %s has a progress thread already", fn,
+                       stream == MPIX_STREAM_NULL ? "MPIX_STREAM_NULL" : "the stream");
+    }
+    struct cdn_uthread *t = NULL;
+    /* Cadence's own thread progresses every context already: for the
+     * implicit ones a second thread would only compete with it */
+    if (stream != MPIX_STREAM_NULL || !cdn_progress_thread_running())
+        rc = cdn_uthread_start(ctx, &t, fn);
+    if (rc == MPI_SUCCESS) {
+        started[nstarted].stream = stream;
+        started[nstarted].t = t;
+        nstarted++;
+    }
+    pthread_mutex_unlock(&started_lock);
+    return rc;
+}
+
+int cdn_MPIX_Stop_progress_thread(MPIX_Stream stream)
+{
+    const char *fn = "MPIX_Stop_progress_thread";
+    pthread_mutex_lock(&started_lock);
+    int i = started_find(stream);
+    if (i < 0) {
+        pthread_mutex_unlock(&started_lock);
+        return cdn_err(MPI_ERR_OTHER, "%s: no progress thread was started for %s", fn,
+                       stream == MPIX_STREAM_NULL ? "MPIX_STREAM_NULL" : "the stream");
+    }
+    struct cdn_uthread *t = started[i].t;
+    started[i] = started[--nstarted];
+    pthread_mutex_unlock(&started_lock);
+    if (t != NULL)
+        cdn_uthread_stop(t);
+    return MPI_SUCCESS;
+}
+
+void cdn_stream_progress_threads_stop(void)
+{
+    pthread_mutex_lock(&started_lock);
+    while (nstarted > 0) {
+        struct cdn_uthread *t = started[--nstarted].t;
+        if (t != NULL)
+            cdn_uthread_stop(t);
+    }
+    pthread_mutex_unlock(&started_lock);
 }

@@ -29,6 +29,9 @@ const struct cdn_param cdn_params[] = {
      "communicator whose creating call passes the info key cadence_progress_context (\"auto\", "
      "or a context's number) uses that one, so threads with communicators of their own do "
      "not share rings or locks. Every process of a job must use the same value."},
+    {"CADENCE_PROGRESS_NAP_US", "integer", "50", "library",
+     "Microseconds a progress thread started by MPIX_Start_progress_thread sleeps between "
+     "polls once it has found nothing for CADENCE_PROGRESS_SPIN polls (docs/tasks.md)."},
     {"CADENCE_PROGRESS_SPIN", "integer", "2000", "library",
      "Empty polls a waiting thread (application or progress thread) makes before it sleeps "
      "on the transports' doorbells."},

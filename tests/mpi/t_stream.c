@@ -8,7 +8,8 @@
  *                         MPIX_Comm_get_stream, a stream communicator's
  *                         context, point-to-point (with probe), collectives
  *                         and a dup on it, ranks attaching a stream or not,
- *                         freeing order, MPIX_Stream_progress
+ *                         freeing order, MPIX_Stream_progress,
+ *                         MPIX_Start/Stop_progress_thread
  *   t_stream multiplex K  a multiplexed stream communicator of K streams:
  *                         MPIX_Stream_send/recv with specific and wildcard
  *                         stream indices and tags, MPIX_Comm_get_stream,
@@ -178,6 +179,36 @@ static void test_basic(void)
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    /* MPIX_Start_progress_thread: a receive on the stream completes while
+     * this thread only looks at it (run with the progress thread off too) */
+    if (size >= 2 && rank < 2) {
+        int x = 0, y = 78;
+        if (rank == 0) {
+            CHECK(MPIX_Start_progress_thread(st) == MPI_SUCCESS, "MPIX_Start_progress_thread");
+            EXPECT(MPIX_Start_progress_thread(st), MPI_ERR_OTHER, "a second progress thread");
+            EXPECT(MPIX_Stream_free(&st), MPI_ERR_OTHER, "freeing a stream with a progress "
+                   "thread");
+            MPI_Request r;
+            MPI_Irecv(&x, 1, MPI_INT, 1, 10, mixed, &r);
+            MPI_Barrier(MPI_COMM_WORLD);
+            struct cdn_request *rq = cdn_request_get(r);
+            for (long i = 0; i < 20000 && !cdn_request_done(rq); i++)
+                usleep(100);
+            CHECK(cdn_request_done(rq), "the stream's progress thread completed the receive");
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            CHECK(x == 78 && MPIX_Stop_progress_thread(st) == MPI_SUCCESS,
+                  "received %d; MPIX_Stop_progress_thread", x);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Send(&y, 1, MPI_INT, 0, 10, mixed);
+        }
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    EXPECT(MPIX_Stop_progress_thread(st), MPI_ERR_OTHER, "stopping a thread never started");
+    CHECK(MPIX_Start_progress_thread(MPIX_STREAM_NULL) == MPI_SUCCESS &&
+              MPIX_Stop_progress_thread(MPIX_STREAM_NULL) == MPI_SUCCESS,
+          "a progress thread for MPIX_STREAM_NULL");
     MPI_Comm_free(&mixed);
     CHECK(MPIX_Stream_free(&st) == MPI_SUCCESS, "freeing a stream once its communicators are "
           "freed");

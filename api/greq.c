@@ -1,7 +1,8 @@
 /*
  * Generalized requests: MPI_Grequest_start/complete, MPICH's
  * MPIX_Grequest_start (poll and wait functions) and its class interface
- * (MPIX_Grequest_class_create/allocate).  The request kind is
+ * (MPIX_Grequest_class_create/allocate), and Cadence's persistent form
+ * MPIX_Grequest_init.  The request kind is
  * progress/greq.c; docs/tasks.md.
  */
 #include <pthread.h>
@@ -12,7 +13,7 @@
 #include "progress/greq.h"
 
 static int start(const struct cdn_greq_fns *fns, void *extra_state, MPI_Request *request,
-                 const char *fn)
+                 const char *fn, bool persistent)
 {
     if (request == NULL)
         return cdn_err(MPI_ERR_ARG, "%s: request is NULL", fn);
@@ -20,7 +21,8 @@ static int start(const struct cdn_greq_fns *fns, void *extra_state, MPI_Request 
         return cdn_err(MPI_ERR_ARG, "%s: the %s function is NULL", fn,
                        fns->query == NULL ? "query" : fns->free == NULL ? "free" : "cancel");
     struct cdn_request *r;
-    int rc = cdn_greq_start(fns, extra_state, &r);
+    int rc = persistent ? cdn_greq_init(fns, extra_state, &r)
+                        : cdn_greq_start(fns, extra_state, &r);
     if (rc != MPI_SUCCESS)
         return rc;
     *request = cdn_request_publish(r);
@@ -33,7 +35,7 @@ int cdn_MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                            MPI_Request *request)
 {
     struct cdn_greq_fns fns = {.query = query_fn, .free = free_fn, .cancel = cancel_fn};
-    return start(&fns, extra_state, request, "MPI_Grequest_start");
+    return start(&fns, extra_state, request, "MPI_Grequest_start", false);
 }
 
 int cdn_MPIX_Grequest_start(MPI_Grequest_query_function *query_fn,
@@ -45,7 +47,21 @@ int cdn_MPIX_Grequest_start(MPI_Grequest_query_function *query_fn,
 {
     struct cdn_greq_fns fns = {.query = query_fn, .free = free_fn, .cancel = cancel_fn,
                                .poll = poll_fn, .wait = wait_fn};
-    return start(&fns, extra_state, request, "MPIX_Grequest_start");
+    return start(&fns, extra_state, request, "MPIX_Grequest_start", false);
+}
+
+/* Cadence's persistent form: inactive until MPI_Start, or until its node
+ * of a schedule runs (MPIX_Schedule_add_operation), once per start. */
+int cdn_MPIX_Grequest_init(MPI_Grequest_query_function *query_fn,
+                           MPI_Grequest_free_function *free_fn,
+                           MPI_Grequest_cancel_function *cancel_fn,
+                           MPIX_Grequest_poll_function *poll_fn,
+                           MPIX_Grequest_wait_function *wait_fn, void *extra_state,
+                           MPI_Request *request)
+{
+    struct cdn_greq_fns fns = {.query = query_fn, .free = free_fn, .cancel = cancel_fn,
+                               .poll = poll_fn, .wait = wait_fn};
+    return start(&fns, extra_state, request, "MPIX_Grequest_init", true);
 }
 
 int cdn_MPI_Grequest_complete(MPI_Request request)
@@ -111,5 +127,5 @@ int cdn_MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class, void *extra
     if (!ok)
         return cdn_err(MPI_ERR_ARG, "%s: %d is not a class of MPIX_Grequest_class_create", fn,
                        greq_class);
-    return start(&fns, extra_state, request, fn);
+    return start(&fns, extra_state, request, fn, false);
 }

@@ -313,12 +313,17 @@ int cdn_MPI_Request_free(MPI_Request *request)
         cdn_api_request_error(r);
         return rc;
     }
+    /* an inactive persistent generalized request: its free function runs
+     * now, and its error is this call's (an active one's runs when it
+     * completes, with nobody to return it to) */
+    if (r->kind == CDN_REQ_GREQ && what == L_INACTIVE)
+        rc = cdn_greq_free_fn(r);
     if (cdn_usched_is_request(r))
         cdn_usched_request_free(r);  /* runs the part after its completion point */
     else
         cdn_request_unpublish(r);  /* an active request lives on until it completes */
     *request = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
+    return rc;
 }
 
 int cdn_MPI_Cancel(MPI_Request *request)

@@ -9,8 +9,7 @@
  * list's requests under its lock, holding a reference to each, and calls
  * their poll functions outside it (a poll function may start or complete
  * generalized requests); a request's poll function never runs in two
- * threads at once (in_poll).  Completed requests leave the list at the
- * next poll.
+ * threads at once (in_poll).  A request leaves the list as it completes.
  */
 #include "progress/greq.h"
 
@@ -94,21 +93,16 @@ static const struct cdn_request_ops greq_ops = {
     .free = greq_release_fns,
 };
 
-int cdn_greq_start(const struct cdn_greq_fns *fns, void *extra_state, struct cdn_request **out)
+/* Put r on the polled list (unless it is there still: completed, not yet
+ * dropped by a poll) and make the list's pollers look. */
+static void list_add(struct cdn_request *r)
 {
-    struct cdn_request *r = cdn_request_alloc(CDN_REQ_GREQ, &greq_ops, NULL);
-    if (r == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "MPI_Grequest_start: out of memory for a request");
     struct greq *g = greq_of(r);
-    memset(g, 0, sizeof *g);
-    g->fns = *fns;
-    g->state = extra_state;
-    cdn_status_empty(&r->status);
-    cdn_request_arm(r, 1);  /* MPI_Grequest_complete is its event */
-    if (fns->poll != NULL) {
+    pthread_mutex_lock(&list_lock);
+    if (!g->listed) {
         cdn_request_retain(r);  /* the list's */
-        pthread_mutex_lock(&list_lock);
         g->prev = list_tail;
+        g->next = NULL;
         if (list_tail != NULL)
             greq_of(list_tail)->next = r;
         else
@@ -117,9 +111,78 @@ int cdn_greq_start(const struct cdn_greq_fns *fns, void *extra_state, struct cdn
         g->listed = true;
         atomic_fetch_add_explicit(&cdn_greq_npolled, 1, memory_order_relaxed);
         cdn_progress_work_changed(1);
-        pthread_mutex_unlock(&list_lock);
-        cdn_progress_kick();  /* a sleeping progress thread: poll from now on */
     }
+    pthread_mutex_unlock(&list_lock);
+    cdn_progress_kick();  /* a sleeping progress thread: poll from now on */
+}
+
+static struct cdn_request *greq_new(const struct cdn_greq_fns *fns, void *extra_state,
+                                    const struct cdn_request_ops *ops)
+{
+    struct cdn_request *r = cdn_request_alloc(CDN_REQ_GREQ, ops, NULL);
+    if (r == NULL)
+        return NULL;
+    struct greq *g = greq_of(r);
+    memset(g, 0, sizeof *g);
+    g->fns = *fns;
+    g->state = extra_state;
+    cdn_status_empty(&r->status);
+    return r;
+}
+
+int cdn_greq_start(const struct cdn_greq_fns *fns, void *extra_state, struct cdn_request **out)
+{
+    struct cdn_request *r = greq_new(fns, extra_state, &greq_ops);
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPI_Grequest_start: out of memory for a request");
+    cdn_request_arm(r, 1);  /* MPI_Grequest_complete is its event */
+    if (fns->poll != NULL)
+        list_add(r);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Start of a persistent one: a new instance.  Armed before user_done
+ * drops, so a poll function that completes it at once finds it armed;
+ * a poll of the last instance still running in another thread only
+ * delays the first poll of this one (in_poll). */
+static int greq_restart(struct cdn_request *r)
+{
+    struct greq *g = greq_of(r);
+    g->queried = false;
+    cdn_status_empty(&r->status);
+    cdn_request_arm(r, 1);
+    atomic_store(&g->user_done, false);
+    if (g->fns.poll != NULL)
+        list_add(r);
+    return MPI_SUCCESS;
+}
+
+/* The last event of an instance.  A schedule's node has nobody to run the
+ * query function as a wait would: it runs here, in the completing thread,
+ * and its error becomes the node's (and the schedule's). */
+static void greq_instance_done(struct cdn_request *r)
+{
+    if (r->parent != NULL)
+        cdn_greq_settle(r);
+}
+
+static const struct cdn_request_ops greq_persistent_ops = {
+    .name = "persistent generalized",
+    .start = greq_restart,
+    .complete = greq_instance_done,
+    .progress = greq_progress,
+    .cancel = greq_cancel,
+    .free = greq_release_fns,
+};
+
+int cdn_greq_init(const struct cdn_greq_fns *fns, void *extra_state, struct cdn_request **out)
+{
+    struct cdn_request *r = greq_new(fns, extra_state, &greq_persistent_ops);
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "MPIX_Grequest_init: out of memory for a request");
+    r->persistent = true;  /* inactive (complete) until started */
+    atomic_store(&greq_of(r)->user_done, true);
     *out = r;
     return MPI_SUCCESS;
 }
@@ -134,6 +197,14 @@ static int complete(struct cdn_request *r, int err, const char *caller)
                        caller);
     if (err != MPI_SUCCESS)
         r->status.MPI_ERROR = err;
+    if (g->fns.poll != NULL) {
+        /* off the list now (the engine's reference keeps r until the
+         * event), so the list holds no reference once it is complete: the
+         * free function runs at the call that frees it */
+        pthread_mutex_lock(&list_lock);
+        unlink_locked(r);
+        pthread_mutex_unlock(&list_lock);
+    }
     cdn_request_event(r);
     return MPI_SUCCESS;
 }

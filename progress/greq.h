@@ -26,6 +26,11 @@ struct cdn_greq_fns {
 /* A new active generalized request (one reference: the user's, once
  * published). */
 int cdn_greq_start(const struct cdn_greq_fns *fns, void *extra_state, struct cdn_request **out);
+/* An inactive persistent one (MPIX_Grequest_init): each MPI_Start -- or
+ * the start of the schedule node that holds it -- begins an instance,
+ * polled until MPI_Grequest_complete; as a schedule's node its query
+ * function runs at each completion, in the completing thread. */
+int cdn_greq_init(const struct cdn_greq_fns *fns, void *extra_state, struct cdn_request **out);
 /* MPI_Grequest_complete. */
 int cdn_greq_complete(struct cdn_request *r, const char *caller);
 /* r is complete: run its query function once, its status and error

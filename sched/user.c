@@ -336,8 +336,10 @@ int cdn_usched_add_request(struct cdn_schedule *us, struct cdn_request *r, MPI_R
                        (unsigned)handle);
     if (!r->persistent || r->ops->start == NULL)
         return cdn_err(MPI_ERR_REQUEST, "%s: request 0x%x is not a persistent request (only "
-                       "requests made by an _init call or a schedule's commit can be added)",
-                       caller, (unsigned)handle);
+                       "requests made by an _init call or a schedule's commit can be added%s)",
+                       caller, (unsigned)handle,
+                       r->kind == CDN_REQ_GREQ ? "; MPIX_Grequest_init makes a generalized "
+                                                 "request a schedule can hold" : "");
     char owner[96];
     if (r->parent != NULL)
         return cdn_err(MPI_ERR_REQUEST, "%s: request 0x%x is already an operation of %s",

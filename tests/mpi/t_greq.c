@@ -13,6 +13,14 @@
  *                    wait instead), a poll function's error, a wait function
  *                    called by MPI_Wait and by MPI_Waitall for requests sharing
  *                    it, the class interface, 1000 outstanding requests
+ *   t_greq sched     MPIX_Grequest_init (persistent): MPI_Start, a query per
+ *                    instance, cancel, free's error from MPI_Request_free;
+ *                    as a node of an MPIX_Schedule between the messages of
+ *                    a ring (1..n processes), polled only once its round's
+ *                    receive has its data, restarted by every start, data
+ *                    checked; completing from the progress thread while
+ *                    the user computes; errors of poll and query functions
+ *                    as the schedule's; the misuses
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -363,6 +371,226 @@ static void test_poll(void)
     free(ms);
 }
 
+/* ---- generalized requests in schedules ---- */
+
+enum { TN = 4096, CHUNKS = 4 };
+
+/* A task between a ring's two rounds: out = in * 2 + 1, a quarter a poll. */
+struct task {
+    struct op o;
+    const int *in;
+    int *out;
+    int expect0;                 /* in[0] when the node may run (its receive done) */
+    atomic_int chunk;            /* chunks done in this instance */
+    atomic_int early;            /* polls that found the input not yet there */
+    atomic_int instances;
+    atomic_int by_other_thread;  /* instances completed off the main thread */
+    pthread_t main_thread;
+};
+
+static int task_poll(void *extra, MPI_Status *status)
+{
+    (void)status;
+    struct task *t = extra;
+    if (t->o.poll_rc != MPI_SUCCESS)
+        return t->o.poll_rc;
+    atomic_fetch_add(&t->o.polls, 1);
+    int c = atomic_load(&t->chunk);
+    if (c == 0 && t->in != NULL && t->in[0] != t->expect0)
+        atomic_fetch_add(&t->early, 1);  /* polled before its receive completed */
+    int per = TN / CHUNKS;
+    for (int i = c * per; t->in != NULL && i < (c + 1) * per; i++)
+        t->out[i] = t->in[i] * 2 + 1;
+    if (c + 1 < CHUNKS) {
+        atomic_store(&t->chunk, c + 1);
+        return MPI_SUCCESS;
+    }
+    atomic_store(&t->chunk, 0);
+    atomic_fetch_add(&t->instances, 1);
+    if (!pthread_equal(pthread_self(), t->main_thread))
+        atomic_fetch_add(&t->by_other_thread, 1);
+    mark(&t->o);
+    MPI_Grequest_complete(t->o.req);
+    return MPI_SUCCESS;
+}
+
+static struct task *task_new(int id, const int *in, int *out)
+{
+    struct task *t = calloc(1, sizeof *t);
+    t->o.id = id;
+    t->in = in;
+    t->out = out;
+    t->main_thread = pthread_self();
+    int rc = MPIX_Grequest_init(query_fn, free_fn, cancel_fn, task_poll, NULL, t, &t->o.req);
+    CHECK(rc == MPI_SUCCESS && t->o.req != MPI_REQUEST_NULL, "MPIX_Grequest_init: %d", rc);
+    return t;
+}
+
+static void test_sched_direct(void)
+{
+    /* MPI_Start, twice: a query each instance, free at MPI_Request_free */
+    struct task *t = task_new(40, NULL, NULL);
+    MPI_Status st;
+    EXPECT(MPI_Grequest_complete(t->o.req), MPI_ERR_REQUEST, "completing an inactive one");
+    for (int k = 0; k < 2; k++) {
+        int rc = MPI_Start(&t->o.req);
+        MPI_Wait(&t->o.req, &st);
+        CHECK(rc == MPI_SUCCESS && st.MPI_TAG == 40 && t->o.queried == k + 1 &&
+              t->instances == k + 1 && t->o.freed == 0 && t->o.req != MPI_REQUEST_NULL,
+              "instance %d of a persistent generalized request: queried %d", k,
+              (int)t->o.queried);
+    }
+    int flag = 0;
+    MPI_Test(&t->o.req, &flag, &st);  /* inactive: empty status at once */
+    CHECK(flag && st.MPI_TAG == MPI_ANY_TAG, "an inactive one tests complete and empty");
+    t->o.free_rc = MPI_ERR_IO;
+    EXPECT(MPI_Request_free(&t->o.req), MPI_ERR_IO, "MPI_Request_free returns free's error");
+    CHECK(t->o.freed == 1 && t->o.req == MPI_REQUEST_NULL, "freed once");
+
+    /* cancel: an instance the operation cancels */
+    struct op *c = op_new(41);
+    int rc = MPIX_Grequest_init(query_fn, free_fn, cancel_fn, NULL, NULL, c, &c->req);
+    rc |= MPI_Start(&c->req);
+    rc |= MPI_Cancel(&c->req);
+    MPI_Wait(&c->req, &st);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(rc == MPI_SUCCESS && cancelled && c->cancelled_calls == 1, "cancelled instance");
+    c->cancelled = false;
+    MPI_Start(&c->req);
+    MPI_Grequest_complete(c->req);
+    MPI_Wait(&c->req, &st);
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(!cancelled && st.MPI_TAG == 41, "the next instance is not cancelled");
+    MPI_Request_free(&c->req);
+    free(t);
+}
+
+/* A ring: receive from the left and send to the right, the task, then the
+ * task's output around again; out = 2 * (what the left's left sent) + 1. */
+static void test_sched_ring(int reps, bool compute)
+{
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int right = (rank + 1) % n, left = (rank + n - 1) % n, left2 = (rank + 2 * n - 2) % n;
+    int *src = malloc(TN * sizeof *src), *in = malloc(TN * sizeof *in);
+    int *mid = malloc(TN * sizeof *mid), *out = malloc(TN * sizeof *out);
+    struct task *t = task_new(42, in, mid);
+    MPIX_Schedule s;
+    MPI_Request q[4], req;
+    int rc = MPIX_Schedule_create(&s);
+    rc |= MPI_Recv_init(in, TN, MPI_INT, left, 1, MPI_COMM_WORLD, &q[0]);
+    rc |= MPI_Send_init(src, TN, MPI_INT, right, 1, MPI_COMM_WORLD, &q[1]);
+    rc |= MPIX_Schedule_add_operation(s, q[0]);
+    rc |= MPIX_Schedule_add_operation(s, q[1]);
+    rc |= MPIX_Schedule_create_round(s);
+    rc |= MPIX_Schedule_add_operation(s, t->o.req);
+    rc |= MPIX_Schedule_create_round(s);
+    rc |= MPI_Send_init(mid, TN, MPI_INT, right, 2, MPI_COMM_WORLD, &q[2]);
+    rc |= MPI_Recv_init(out, TN, MPI_INT, left, 2, MPI_COMM_WORLD, &q[3]);
+    rc |= MPIX_Schedule_add_operation(s, q[2]);
+    rc |= MPIX_Schedule_add_operation(s, q[3]);
+    CHECK(rc == MPI_SUCCESS, "building the schedule: %d", rc);
+    EXPECT(MPIX_Schedule_add_operation(s, t->o.req), MPI_ERR_REQUEST, "added twice");
+    EXPECT(MPI_Start(&t->o.req), MPI_ERR_REQUEST, "MPI_Start of a schedule's task");
+    rc = MPIX_Schedule_commit(s, &req);
+    MPIX_Schedule_free(&s);
+    int bad = 0, early = 0;
+    double overlap_end = 0, done_at_end = 0;
+    for (int it = 0; it < reps; it++) {
+        for (int i = 0; i < TN; i++) {
+            src[i] = rank * 100000 + it * 1000 + i;
+            in[i] = mid[i] = out[i] = -1;
+        }
+        t->expect0 = left * 100000 + it * 1000;
+        MPI_Barrier(MPI_COMM_WORLD);  /* every rank's input is reset */
+        rc |= MPI_Start(&req);
+        if (compute) {
+            double t0 = now();
+            volatile double x = 0;
+            while (now() < t0 + 0.3)
+                x += 1;  /* no MPI call */
+            overlap_end = now();
+            done_at_end += atomic_load(&t->instances) == it + 1 &&
+                           t->o.completed_at < overlap_end;
+        }
+        MPI_Status st;
+        rc |= MPI_Wait(&req, &st);
+        for (int i = 0; i < TN; i++)
+            bad += out[i] != (left2 * 100000 + it * 1000 + i) * 2 + 1;
+    }
+    early = atomic_load(&t->early);
+    CHECK(rc == MPI_SUCCESS && bad == 0 && early == 0 && t->instances == reps &&
+              t->o.queried == reps && t->o.freed == 0,
+          "%d starts of a ring with a task: rc %d, %d wrong, %d early polls, %d instances, "
+          "%d queries", reps, rc, bad, early, (int)t->instances, (int)t->o.queried);
+    if (compute) {
+        int nothread = getenv("CADENCE_PROGRESS_THREADS") != NULL &&
+                       strcmp(getenv("CADENCE_PROGRESS_THREADS"), "0") == 0;
+        if (nothread)
+            CHECK(t->by_other_thread == 0, "without a progress thread the wait runs the task");
+        else
+            CHECK(t->by_other_thread == reps && done_at_end == reps,
+                  "the progress thread ran the task to completion while the user computed "
+                  "(%d of %d by another thread, %d before the computation ended)",
+                  (int)t->by_other_thread, reps, (int)done_at_end);
+    }
+    MPI_Request_free(&req);  /* auto-free: the task's request too */
+    CHECK(t->o.freed == 1, "the task's free function ran with the schedule's free");
+    free(t);
+    free(src);
+    free(in);
+    free(mid);
+    free(out);
+}
+
+/* A schedule of tasks alone: errors of the poll and query functions. */
+static void test_sched_errors(void)
+{
+    for (int k = 0; k < 2; k++) {
+        struct task *a = task_new(50, NULL, NULL), *b = task_new(51, NULL, NULL);
+        if (k == 0)
+            b->o.poll_rc = MPI_ERR_IO;
+        else
+            b->o.query_rc = MPI_ERR_FILE;
+        MPIX_Schedule s;
+        MPI_Request req;
+        MPIX_Schedule_create(&s);
+        MPIX_Schedule_add_operation(s, a->o.req);
+        MPIX_Schedule_create_round(s);
+        MPIX_Schedule_add_operation(s, b->o.req);
+        MPIX_Schedule_commit(s, &req);
+        MPIX_Schedule_free(&s);
+        MPI_Start(&req);
+        EXPECT(MPI_Wait(&req, MPI_STATUS_IGNORE), k == 0 ? MPI_ERR_IO : MPI_ERR_FILE,
+               k == 0 ? "a task's poll error is the schedule's" :
+                        "a task's query error is the schedule's");
+        CHECK(a->instances == 1, "the first task ran");
+        MPI_Request_free(&req);
+        CHECK(a->o.freed == 1 && b->o.freed == 1, "both freed with the schedule");
+        free(a);
+        free(b);
+    }
+    /* an active (MPIX_Grequest_start) request cannot be a node */
+    struct op *o = op_new(52);
+    MPIX_Schedule s;
+    MPIX_Schedule_create(&s);
+    MPIX_Grequest_start(query_fn, free_fn, cancel_fn, NULL, NULL, o, &o->req);
+    EXPECT(MPIX_Schedule_add_operation(s, o->req), MPI_ERR_REQUEST, "an active one");
+    MPIX_Schedule_free(&s);
+    MPI_Grequest_complete(o->req);
+    MPI_Wait(&o->req, MPI_STATUS_IGNORE);
+}
+
+static void test_sched(void)
+{
+    test_sched_direct();
+    test_sched_ring(5, false);
+    test_sched_ring(3, true);
+    test_sched_errors();
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -374,6 +602,8 @@ int main(int argc, char **argv)
         test_basic();
     else if (strcmp(mode, "poll") == 0)
         test_poll();
+    else if (strcmp(mode, "sched") == 0)
+        test_sched();
     else
         CHECK(0, "unknown mode %s", mode);
     MPI_Finalize();

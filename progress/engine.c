@@ -277,8 +277,26 @@ void cdn_progress_waiters(int threads)
     }
 }
 
+/* Nonblocking collectives of thread ranks in flight: the progress thread
+ * sleeps at most share_ns at a time meanwhile (work sharing, threadq.h). */
+static atomic_int share_work;
+static long share_ns = 20000;
+
+void cdn_progress_share_work(int delta)
+{
+    if (atomic_fetch_add(&share_work, delta) == 0 && delta > 0 &&
+        atomic_load_explicit(&cdn_engine.thread_deep, memory_order_seq_cst))
+        kick_fd();  /* asleep with no timeout: sleep timed from now */
+}
+
+long cdn_progress_sharing(void)
+{
+    return atomic_load_explicit(&share_work, memory_order_relaxed) > 0 ? share_ns : 0;
+}
+
 int cdn_progress_init(void)
 {
+    share_ns = cdn_param_long("CADENCE_WORK_SHARING_US", 20, 1, 1000000) * 1000;
     cdn_engine.spin_polls = (int)cdn_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
     cdn_engine.oversubscribed = cdn_progress_oversubscribed(cdn_rt.local_size);
     /* An application thread blocked in MPI spins longer than the progress
@@ -680,7 +698,7 @@ int cdn_progress_poll_ctx(int ctx)
     return poll_ctx(&cdn_engine.ctx[ctx]);
 }
 
-int cdn_progress_poll(void)
+static int poll_all(void)
 {
     int n = cdn_tq_poll();  /* a thread communicator's rank: its queues */
     n += cdn_greq_poll();   /* generalized requests with a poll function */
@@ -695,6 +713,13 @@ int cdn_progress_poll(void)
     for (int k = 0; k < cdn_engine.nctx; k++)
         n += poll_ctx(nth_from_home(k));
     return n;
+}
+
+int cdn_progress_poll(void)
+{
+    int n = poll_all();
+    /* nothing of its own: the rings of a thread rank that is away */
+    return n > 0 ? n : cdn_tq_share();
 }
 
 void cdn_progress_signal(void)
@@ -769,6 +794,9 @@ static void armed_sleep(long timeout_ns, bool (*still)(unsigned), unsigned arg, 
         if ((nap || atomic_load(&cdn_engine.pending_work) > 0) &&
             (timeout_ns < 0 || timeout_ns > 1000000L))
             timeout_ns = 1000000L;
+        if (!aside && cdn_progress_in_thread && atomic_load(&share_work) > 0 &&
+            (timeout_ns < 0 || timeout_ns > share_ns))
+            timeout_ns = share_ns;
         /* A message rung lazily while we armed may have been missed by the
          * re-check above (ring.h, "Lazy cells"); when one may be wanted,
          * look again once its store is surely visible, still armed. */

@@ -240,6 +240,13 @@ static inline void cdn_progress_want(enum cdn_want w, int delta)
  * the call that armed the start timer, sleep until it is out (the thread
  * would otherwise run its work inside that call). */
 void cdn_progress_let_app_out(void);
+/* A nonblocking collective of a thread-communicator rank starts (+1) or
+ * ends (-1): meanwhile the progress thread looks for thread ranks away
+ * from MPI with messages waiting every CADENCE_WORK_SHARING_US
+ * (progress/threadq.h, work sharing). */
+void cdn_progress_share_work(int delta);
+/* While any is in flight: CADENCE_WORK_SHARING_US in ns; else 0. */
+long cdn_progress_sharing(void);
 /* Interrupt whoever sleeps in epoll (new queued work, shutdown). */
 void cdn_progress_kick(void);
 /* Context ctx's transport instance that reaches a world rank, or NULL.

@@ -89,7 +89,7 @@ void cdn_sent_print(void)
     if (tq[CDN_TQ_CELL] + tq[CDN_TQ_SPILL] > 0)
         fprintf(stderr, "cadence: rank %d: thread queues: cells %lu, spilled %lu; data in the "
                 "arena %lu, on the heap %lu; rendezvous %lu, copies split %lu, helped by "
-                "the sender %lu\n", cdn_rt.world_rank, tq[CDN_TQ_CELL], tq[CDN_TQ_SPILL],
-                tq[CDN_TQ_ARENA], tq[CDN_TQ_HEAP], tq[CDN_TQ_RNDV], tq[CDN_TQ_SPLIT],
-                tq[CDN_TQ_HELPED]);
+                "the sender %lu; drained for an away thread %lu\n", cdn_rt.world_rank,
+                tq[CDN_TQ_CELL], tq[CDN_TQ_SPILL], tq[CDN_TQ_ARENA], tq[CDN_TQ_HEAP],
+                tq[CDN_TQ_RNDV], tq[CDN_TQ_SPLIT], tq[CDN_TQ_HELPED], tq[CDN_TQ_SHARED]);
 }

@@ -44,6 +44,7 @@
 #include "progress/engine.h"
 #include "progress/job.h"
 #include "progress/p2p.h"
+#include "progress/threadq.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
 
@@ -192,6 +193,29 @@ static bool deep_unless_lingering(void)
     return true;
 }
 
+/* Stand aside for timeout_ns (-1: until the pollers are gone).  While
+ * nonblocking collectives of thread ranks are in flight, in slices of
+ * CADENCE_WORK_SHARING_US with a look for thread ranks away from MPI
+ * after each (threadq.h, work sharing): a poller counted -- a held
+ * start's, a linger's -- may be computing, not polling. */
+static void stand_aside_sharing(long timeout_ns)
+{
+    long slice = cdn_progress_sharing();
+    if (slice == 0) {
+        cdn_progress_stand_aside(timeout_ns);
+        return;
+    }
+    uint64_t end = timeout_ns < 0 ? UINT64_MAX : cdn_progress_now_ns() + (uint64_t)timeout_ns;
+    while (atomic_load_explicit(&cdn_engine.app_pollers, memory_order_relaxed) > 0 &&
+           (slice = cdn_progress_sharing()) > 0) {
+        uint64_t t = cdn_progress_now_ns();
+        if (t >= end)
+            return;
+        cdn_progress_stand_aside(end - t < (uint64_t)slice ? (long)(end - t) : slice);
+        cdn_tq_share();
+    }
+}
+
 /* Doubled, never past LINGER_MAX_NS (800 us used to become 1.6 ms once). */
 static long linger_longer(long ns)
 {
@@ -281,9 +305,9 @@ static void *progress_main(void *arg)
                  * polls"). */
                 bool timed = atomic_load_explicit(&cdn_engine.linger_on, memory_order_relaxed) ||
                              deep_unless_lingering();
-                cdn_progress_stand_aside(!timed ? -1
-                                         : cdn_progress_computes_next() ? look.next_ns
-                                                                        : LINGER_WAITS_NS);
+                stand_aside_sharing(!timed ? -1
+                                    : cdn_progress_computes_next() ? look.next_ns
+                                                                   : LINGER_WAITS_NS);
                 atomic_store_explicit(&cdn_engine.thread_deep, false, memory_order_relaxed);
                 linger_slept(&look, true);
                 look.next_ns = linger_longer(look.next_ns);
@@ -291,7 +315,10 @@ static void *progress_main(void *arg)
                 idle = 0;
                 continue;
             }
-            cdn_progress_park(park_ns);  /* an application thread drives progress now */
+            long share = cdn_progress_sharing();
+            cdn_progress_park(share > 0 && share < park_ns ? share : park_ns);
+            if (share > 0)
+                cdn_tq_share();  /* (the poller may be a held start, computing) */
             park_ns = park_ns < 1000000 ? park_ns * 2 : 1000000;
             idle = 0;
             continue;

@@ -5,6 +5,7 @@
 #include "progress/threadq.h"
 
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -83,10 +84,22 @@ struct copy_slot {
     atomic_size_t next, done;
 };
 
+/* A receiving thread's side (work sharing): whoever drains its rings --
+ * the thread itself, or a helper while it is away -- holds the claim, so
+ * one thread at a time takes its messages and order per pair holds. */
+struct consumer {
+    _Alignas(64) atomic_bool claim;
+    atomic_uint polls;              /* the thread's own drains so far */
+};
+
 struct cdn_tq {
     int n;
     _Atomic(struct ring *) *rings;  /* [to * n + from], made on first use */
     struct copy_slot *slots;        /* [sending thread] */
+    struct consumer *cons;          /* [receiving thread] */
+    atomic_uint *seen;              /* [helper row * n + thread]: its polls at the helper's
+                                     * last look; row n for threads not bound to q */
+    struct cdn_tq *next, *prev;     /* every live one (the progress thread helps them) */
 };
 
 CDN_TLS int cdn_tq_nbound;
@@ -109,6 +122,14 @@ static CDN_TLS struct {
 } bound[BINDS];
 static CDN_TLS bool draining;
 
+/* Work sharing (docs/tasks.md): CADENCE_WORK_SHARING (1: on). */
+static bool sharing = true;
+static long share_look_ns = 2000;  /* a helper's looks at a thread, at least this far apart */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cdn_tq *live;
+atomic_int cdn_tq_nlive;
+static CDN_TLS uint64_t last_look;
+
 /* CADENCE_THREADCOMM_HELP_WAIT_US: how long a receiver splitting a copy
  * waits for the sending thread to take a chunk before copying alone (0, the
  * default: not at all).  For tests: whether the sender, polling beside the
@@ -125,19 +146,30 @@ struct cdn_tq *cdn_tq_new(int n)
     if (!asym)
         asym = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     help_wait_ns = cdn_param_long("CADENCE_THREADCOMM_HELP_WAIT_US", 0, 0, 10000000) * 1000;
+    sharing = cdn_param_long("CADENCE_WORK_SHARING", 1, 0, 1) != 0;
     struct cdn_tq *q = calloc(1, sizeof *q);
     if (q == NULL)
         return NULL;
     q->n = n;
     q->rings = calloc((size_t)n * (size_t)n, sizeof *q->rings);
     q->slots = aligned_alloc(64, sizeof *q->slots * (size_t)n);
-    if (q->rings == NULL || q->slots == NULL) {
-        free(q->rings);
-        free(q->slots);
-        free(q);
+    q->cons = aligned_alloc(64, sizeof *q->cons * (size_t)n);
+    q->seen = calloc((size_t)(n + 1) * (size_t)n, sizeof *q->seen);
+    if (q->rings == NULL || q->slots == NULL || q->cons == NULL || q->seen == NULL) {
+        cdn_tq_free(q);
         return NULL;
     }
     memset(q->slots, 0, sizeof *q->slots * (size_t)n);
+    memset(q->cons, 0, sizeof *q->cons * (size_t)n);
+    if (sharing) {
+        pthread_mutex_lock(&live_lock);
+        q->next = live;
+        if (live != NULL)
+            live->prev = q;
+        live = q;
+        atomic_fetch_add(&cdn_tq_nlive, 1);
+        pthread_mutex_unlock(&live_lock);
+    }
     return q;
 }
 
@@ -151,7 +183,18 @@ void cdn_tq_free(struct cdn_tq *q)
 {
     if (q == NULL)
         return;
-    for (int i = 0; i < q->n * q->n; i++) {
+    pthread_mutex_lock(&live_lock);  /* (a helper looks at live ones under it) */
+    if (q->prev != NULL || live == q) {
+        if (q->prev != NULL)
+            q->prev->next = q->next;
+        else
+            live = q->next;
+        if (q->next != NULL)
+            q->next->prev = q->prev;
+        atomic_fetch_sub(&cdn_tq_nlive, 1);
+    }
+    pthread_mutex_unlock(&live_lock);
+    for (int i = 0; q->rings != NULL && i < q->n * q->n; i++) {
         struct ring *r = atomic_load(&q->rings[i]);
         if (r == NULL)
             continue;
@@ -169,6 +212,8 @@ void cdn_tq_free(struct cdn_tq *q)
     }
     free(q->rings);
     free(q->slots);
+    free(q->cons);
+    free(q->seen);
     free(q);
 }
 
@@ -352,18 +397,49 @@ static int drain(struct ring *r)
     return n;
 }
 
+/* fn over every ring into thread `to` of q; the sum of its results. */
+static int each_ring_to(struct cdn_tq *q, int to, int (*fn)(struct ring *r))
+{
+    int n = 0;
+    _Atomic(struct ring *) *in = &q->rings[(size_t)to * (size_t)q->n];
+    for (int from = 0; from < q->n; from++) {
+        struct ring *r = atomic_load_explicit(&in[from], memory_order_acquire);
+        if (r != NULL)
+            n += fn(r);
+    }
+    return n;
+}
+
 /* fn over every ring this thread receives on; the sum of its results. */
 static int each_ring_in(int (*fn)(struct ring *r))
 {
     int n = 0;
+    for (int b = 0; b < cdn_tq_nbound; b++)
+        n += each_ring_to(bound[b].q, bound[b].me, fn);
+    return n;
+}
+
+static bool claim(struct consumer *c)
+{
+    return !atomic_load_explicit(&c->claim, memory_order_relaxed) &&
+           !atomic_exchange_explicit(&c->claim, true, memory_order_acquire);
+}
+
+/* This thread's own rings, unless a helper drains them now (it delivers
+ * what is there; the next poll looks again). */
+static int drain_own(void)
+{
+    int n = 0;
     for (int b = 0; b < cdn_tq_nbound; b++) {
         struct cdn_tq *q = bound[b].q;
-        _Atomic(struct ring *) *in = &q->rings[(size_t)bound[b].me * (size_t)q->n];
-        for (int from = 0; from < q->n; from++) {
-            struct ring *r = atomic_load_explicit(&in[from], memory_order_acquire);
-            if (r != NULL)
-                n += fn(r);
-        }
+        struct consumer *c = &q->cons[bound[b].me];
+        /* the only writer: no locked instruction */
+        atomic_store_explicit(&c->polls, atomic_load_explicit(&c->polls, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        if (!claim(c))
+            continue;
+        n += each_ring_to(q, bound[b].me, drain);
+        atomic_store_explicit(&c->claim, false, memory_order_release);
     }
     return n;
 }
@@ -439,7 +515,69 @@ int cdn_tq_poll_bound(void)
     if (draining)  /* a completion's callback polling inside a drain */
         return 0;
     draining = true;
-    int n = each_ring_in(drain) + help_copy();
+    int n = drain_own() + help_copy();
+    draining = false;
+    return n;
+}
+
+/* ---- work sharing ---- */
+
+static int waiting(struct ring *r);
+
+/* Is thread i of q away -- it has not drained its rings since this
+ * helper's last look (row: the helper's) -- with messages waiting? */
+static bool away_with_work(struct cdn_tq *q, int i, int row)
+{
+    unsigned p = atomic_load_explicit(&q->cons[i].polls, memory_order_relaxed);
+    atomic_uint *seen = &q->seen[(size_t)row * (size_t)q->n + (size_t)i];
+    if (atomic_exchange_explicit(seen, p, memory_order_relaxed) != p)
+        return false;  /* it polled meanwhile: it takes its messages itself */
+    return each_ring_to(q, i, waiting) > 0;
+}
+
+/* Drain thread i's rings for it: its messages are matched in its own
+ * matching contexts (the header carries the context) and the completions
+ * they cause -- a schedule's next receive, copy or reduction -- run here,
+ * as steps of thread i's rank, whose communicator they carry. */
+static int help_thread(struct cdn_tq *q, int i)
+{
+    struct consumer *c = &q->cons[i];
+    if (!claim(c))
+        return 0;
+    int n = each_ring_to(q, i, drain);
+    atomic_store_explicit(&c->claim, false, memory_order_release);
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&counts[CDN_TQ_SHARED], (unsigned long)n, memory_order_relaxed);
+    return n;
+}
+
+int cdn_tq_share_slow(void)
+{
+    if (!sharing || draining)
+        return 0;
+    uint64_t now = cdn_progress_now_ns();
+    if (now - last_look < (uint64_t)share_look_ns)
+        return 0;
+    last_look = now;
+    draining = true;
+    int n = 0;
+    if (cdn_tq_nbound > 0) {
+        /* a thread rank waiting in MPI: the other threads of its own
+         * communicators */
+        for (int b = 0; b < cdn_tq_nbound; b++) {
+            struct cdn_tq *q = bound[b].q;
+            for (int i = 0; i < q->n; i++)
+                if (i != bound[b].me && away_with_work(q, i, bound[b].me))
+                    n += help_thread(q, i);
+        }
+    } else if (pthread_mutex_trylock(&live_lock) == 0) {
+        /* the progress thread, or another thread idle in MPI */
+        for (struct cdn_tq *q = live; q != NULL; q = q->next)
+            for (int i = 0; i < q->n; i++)
+                if (away_with_work(q, i, q->n))
+                    n += help_thread(q, i);
+        pthread_mutex_unlock(&live_lock);
+    }
     draining = false;
     return n;
 }

@@ -32,15 +32,17 @@
  * it, and from CDN_TQ_SPLIT_MIN bytes the sending thread, polling while it
  * waits for its send, copies chunks of it too (cdn_tq_copy).
  *
- * Only the receiving thread drains its rings: messages between threads are
- * matched when the receiver calls MPI (as between processes without a
- * progress thread).  A receiver about to sleep in a wait re-checks its
+ * The receiving thread drains its rings, or, while it is away from MPI,
+ * a thread that is idle in MPI does it for it (work sharing, below):
+ * otherwise messages between threads would be matched only when the
+ * receiver calls MPI (as between processes without a progress thread).  A receiver about to sleep in a wait re-checks its
  * rings after registering as a sleeper (cdn_tq_pending), and a sender
  * wakes sleepers after publishing (cdn_progress_signal).
  */
 #ifndef CDN_THREADQ_H
 #define CDN_THREADQ_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,8 +92,25 @@ bool cdn_tq_pending_bound(void);
 /* With CADENCE_TRANSPORT_REPORT: how this process's thread queues carried
  * their messages (MPI_Finalize prints them: progress/sent.c). */
 enum { CDN_TQ_CELL, CDN_TQ_SPILL, CDN_TQ_ARENA, CDN_TQ_HEAP, CDN_TQ_RNDV, CDN_TQ_SPLIT,
-       CDN_TQ_HELPED, CDN_TQ_NCOUNTS };
+       CDN_TQ_HELPED, CDN_TQ_SHARED, CDN_TQ_NCOUNTS };
 void cdn_tq_counts(unsigned long out[CDN_TQ_NCOUNTS]);
+
+/* Work sharing: a thread idle in MPI (its poll found nothing) drains the
+ * rings of a thread of a thread communicator that is away -- computing,
+ * or asleep -- with messages waiting, and runs what they complete: the
+ * next steps of that thread's nonblocking collectives.  A thread rank
+ * helps the threads of its own communicators; the progress thread (and
+ * any thread not bound to one) every live one.  A thread counts as away
+ * when it has not drained its rings between two of the helper's looks,
+ * which are at least 2 us apart.  CADENCE_WORK_SHARING=0 turns it off. */
+extern atomic_int cdn_tq_nlive;
+int cdn_tq_share_slow(void);
+static inline int cdn_tq_share(void)
+{
+    return __builtin_expect(atomic_load_explicit(&cdn_tq_nlive, memory_order_relaxed) > 0, 0)
+               ? cdn_tq_share_slow()
+               : 0;
+}
 
 static inline int cdn_tq_poll(void)
 {

@@ -7,7 +7,7 @@
  * blocking call (cdn_progress_app_enter): Cadence's own progress thread
  * then stands aside, asleep with the transports' doorbells quiet, instead
  * of polling the same rings on the other core.  After that it leaves the
- * count and naps (CADENCE_PROGRESS_NAP_US between polls), so an idle
+ * count and naps (CADENCE_USER_PROGRESS_NAP_US between polls), so an idle
  * application progress thread costs little and Cadence's thread takes the
  * doorbells again.  Oversubscribed, it yields between empty polls.
  */
@@ -41,7 +41,7 @@ static void *uthread_main(void *arg)
     struct cdn_uthread *t = arg;
     if (t->ctx >= 0)
         cdn_progress_home = t->ctx;
-    long nap_ns = cdn_param_long("CADENCE_PROGRESS_NAP_US", 50, 1, 1000000) * 1000;
+    long nap_ns = cdn_param_long("CADENCE_USER_PROGRESS_NAP_US", 50, 1, 1000000) * 1000;
     int spin = cdn_engine.spin_polls, idle = 0;
     bool polling = false;  /* counted among the application's pollers */
     while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {

@@ -29,9 +29,18 @@ const struct cdn_param cdn_params[] = {
      "communicator whose creating call passes the info key cadence_progress_context (\"auto\", "
      "or a context's number) uses that one, so threads with communicators of their own do "
      "not share rings or locks. Every process of a job must use the same value."},
-    {"CADENCE_PROGRESS_NAP_US", "integer", "50", "library",
+    {"CADENCE_USER_PROGRESS_NAP_US", "integer", "50", "library",
      "Microseconds a progress thread started by MPIX_Start_progress_thread sleeps between "
      "polls once it has found nothing for CADENCE_PROGRESS_SPIN polls (docs/tasks.md)."},
+    {"CADENCE_WORK_SHARING", "integer", "1", "library",
+     "1: a thread idle in MPI (waiting, or the progress thread with nothing of its own) "
+     "drains the queues of a thread-communicator rank of its process that is away from MPI "
+     "and runs the steps of that rank's nonblocking collectives they release (docs/tasks.md). "
+     "0: each thread rank takes its own messages only."},
+    {"CADENCE_WORK_SHARING_US", "integer", "20", "library",
+     "While a nonblocking collective of a thread-communicator rank is in flight, the progress "
+     "thread sleeps at most this many microseconds at a time, to look for ranks away from MPI "
+     "with messages waiting (docs/tasks.md)."},
     {"CADENCE_PROGRESS_SPIN", "integer", "2000", "library",
      "Empty polls a waiting thread (application or progress thread) makes before it sleeps "
      "on the transports' doorbells."},

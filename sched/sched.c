@@ -125,6 +125,7 @@ struct cdn_sched {
     bool exact;                       /* a short receive is an error (cdn_sched_exact) */
     bool standalone;                  /* started as a call of its own though it has a
                                        * parent (cdn_sched_standalone) */
+    bool sharing;                     /* this instance counts in cdn_progress_share_work */
 };
 
 static struct cdn_sched *sched_of(struct cdn_request *r)
@@ -880,6 +881,10 @@ static void finish(struct cdn_sched *s, bool in_start)
         s->wanting = false;
         cdn_progress_want(CDN_WANT_DONE, -1);
     }
+    if (s->sharing) {
+        s->sharing = false;
+        cdn_progress_share_work(-1);
+    }
     r->status.MPI_ERROR = atomic_load(&s->err);
     if (!in_start || r->parent != NULL) {
         cdn_request_event(r);
@@ -1191,6 +1196,11 @@ int cdn_sched_start(struct cdn_request *r)
                       (step || (computes && s->root_work >= cdn_engine.background_min));
     bool entered = (s->wakes || step || held) && !background &&
                    cdn_progress_start_begin(computes);
+    /* a thread rank's: while it runs, the progress thread looks for thread
+     * ranks away from MPI (work sharing); finish ends it */
+    s->sharing = s->n > 0 && s->comm != NULL && s->comm->tq != NULL && cdn_engine.thread_on;
+    if (s->sharing)
+        cdn_progress_share_work(1);
     int rc = start_instance(r, background);
     if (entered)
         cdn_progress_start_end(true, held);

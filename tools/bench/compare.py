@@ -57,6 +57,14 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               between two threads of one process on a thread communicator
               (Cadence only, launched unbound) and between two processes:
               seed 003's Fig. 7 (tc_latency.png, tc_bw.png)
+  task_ireduce-pN, task_igather-pN, task_ibcast-pN, and -tN, N = 2, 4, 8
+  (group tasks)
+              taskbench.c: seed 001's T_comm, T_comp, T_ovrl, overlap % and
+              T_ovrl / max(T_comm, T_comp) at 64 KiB and 1 MiB, N ranks as
+              processes (-pN) or as N threads of one process on a thread
+              communicator (-tN: Cadence only, launched unbound); Cadence
+              also as cadence-noshare (CADENCE_WORK_SHARING=0); writes
+              tasks.md (the 1 MiB table) and task_*.png (the ratio over N)
   overlap     Isend/Irecv + compute + Wait, OSU overlap (%)
   allreduce bcast alltoall                 collbench.c, blocking (us)
   iallreduce ibcast ialltoall              nonblocking: pure time (us),
@@ -146,6 +154,9 @@ NOTHREAD = "cadence-nothread"
 # The default configuration launched a second time under its own name in the
 # same alternation: what two launches of the same build differ by here.
 AGAIN = "cadence-again"
+# Cadence without work sharing between the threads of a process (the
+# `tasks` run)
+NOSHARE = "cadence-noshare"
 OTHERS = ["mpich", "openmpi"]  # "the better of MPICH and Open MPI"
 
 # Per-MPI launcher arguments and environment that take shared memory away
@@ -182,6 +193,13 @@ def with_contexts(mpis, n):
     if base is None or any(m[0] == name for m in mpis):
         return mpis
     return mpis + [(name, base[1], base[2], {**base[3], "CADENCE_PROGRESS_CONTEXTS": str(n)})]
+
+
+def with_noshare(mpis):
+    base = next((m for m in mpis if m[0] == "cadence"), None)
+    if base is None or any(m[0] == NOSHARE for m in mpis):
+        return mpis
+    return mpis + [(NOSHARE, base[1], base[2], {**base[3], "CADENCE_WORK_SHARING": "0"})]
 
 
 def with_again(mpis):
@@ -330,6 +348,11 @@ PCOLLS = ["pcoll_bcast", "pcoll_allreduce", "pcoll_alltoall"]
 PART = ["part_p2p", "part_count_total-64KiB", "part_count_total-4MiB", "part_count_fixed",
         "part_earlybird"] + PCOLLS
 
+# taskbench.c (the `tasks` run)
+TASK_COLLS = ["ireduce", "igather", "ibcast"]
+TASK_RANKS = [2, 4, 8]
+TASKS = [f"task_{c}-{f}{n}" for c in TASK_COLLS for f in ("p", "t") for n in TASK_RANKS]
+
 BENCHES = {
     "startup": Startup(),
     "pack": Pack(),
@@ -363,6 +386,13 @@ BENCHES = {
                                variant={"cadence": (["--bind-to", "none"], {})})
        for k in ("latency", "bw")},
     **{f"tc_{k}_process": Bench("tcbench.c", f"tc_{k}_process") for k in ("latency", "bw")},
+    # seed 001's overlap of nonblocking collectives: N processes, or N
+    # threads of one process on a thread communicator (Cadence; unbound)
+    **{f"task_{c}-p{n}": Bench("taskbench.c", f"task_{c}", nprocs=n, timeout=300)
+       for c in TASK_COLLS for n in TASK_RANKS},
+    **{f"task_{c}-t{n}": Bench("taskbench.c", f"task_{c}", nprocs=1, args=["-t", str(n)],
+                               variant={"cadence": (["--bind-to", "none"], {})}, timeout=300)
+       for c in TASK_COLLS for n in TASK_RANKS},
     # the partitioned group, a table run of its own (`compare.py part`)
     **{t: Bench("partbench.c", t) for t in ["part_p2p", "part_count_fixed", "part_earlybird"]
        + PCOLLS},
@@ -378,10 +408,11 @@ GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
                          "tc_bw_process"],
           "coll": COLLS + FORMS + RELEASED,
           "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
-          "part": PART}
+          "part": PART,
+          "tasks": TASKS}
 TABLE = ["startup"] + GROUPS["p2p"] + GROUPS["coll"] + ["allreduce-n8"]
 # the figure a benchmark's table row and plot show
-PRIMARY = {"overlap": "overlap", "pack": "ratio"}
+PRIMARY = {"overlap": "overlap", "pack": "ratio", **{b: "ratio" for b in TASKS}}
 
 # The goals of the table, for Cadence with default settings.  Each entry:
 # (label, benches, (smallest, largest size) or None for all, stat, op,
@@ -433,6 +464,10 @@ GOALS = [
     # thread communicators (the `threadcomm` run): seed 003's Fig. 7
     ("<= processes", ["tc_latency_thread"], None, "mean", "le", 1.0, "bench:tc_latency_process"),
     (">= processes", ["tc_bw_thread"], None, "mean", "ge", 1.0, "bench:tc_bw_process"),
+    # seed 001 (the `tasks` run): T_ovrl within 1.1x of max(T_comm, T_comp)
+    # at 1 MiB, and work sharing never slower than without it
+    ("T_ovrl <=1.1x max(T_comm, T_comp)", TASKS, (MIB, MIB), "ratio", "le", 1.1, "const"),
+    *[("sharing not slower", [b], None, "t_ovrl", "le", 1.0, f"{NOSHARE}:{b}") for b in TASKS],
 ]
 LOWER_IS_BETTER = {"us", "ms", "s"}
 
@@ -1100,6 +1135,50 @@ def plot_threadcomm(res, out):
                    [human_size(s) for s in sizes], series)
 
 
+def task_series(res, c):
+    """{title: ratio medians over TASK_RANKS at 1 MiB} of task_<c>: one
+    series per MPI and form."""
+    series = {}
+    for f, form in (("t", "threads"), ("p", "processes")):
+        benches = [f"task_{c}-{f}{n}" for n in TASK_RANKS]
+        for m in sorted({m for b in benches if b in res.benches for m in res.mpis[b]}):
+            vals = [res.median(b, m, MIB, "ratio") if b in res.benches else None for b in benches]
+            if any(v is not None for v in vals):
+                series[f"{m}, {form}"] = vals
+    return series
+
+
+def plot_tasks(res, out):
+    """taskbench's runs as seed 001's figures: T_ovrl / max(T_comm, T_comp)
+    at 1 MiB over the ranks, one line per MPI and form (task_<coll>.png),
+    and tasks.md: the 1 MiB table (medians over the launches)."""
+    if not any(b in res.benches for b in TASKS):
+        return
+    for c in TASK_COLLS:
+        series = task_series(res, c)
+        if series:
+            lines_plot(os.path.join(out, f"task_{c}.png"),
+                       f"MPI_{c.capitalize()} of 1 MiB: T_ovrl / max(T_comm, T_comp) "
+                       "(1 = full overlap, 2 = none)", "ratio (median of launches)",
+                       [str(n) for n in TASK_RANKS], series, logy=False, xlabel="ranks")
+    lines = ["| collective | ranks | form | MPI | T_comm us | T_comp us | T_ovrl us | overlap % "
+             "| T_ovrl / max |", "|---|---|---|---|---|---|---|---|---|"]
+    for c in TASK_COLLS:
+        for n in TASK_RANKS:
+            for f, form in (("t", "threads"), ("p", "processes")):
+                b = f"task_{c}-{f}{n}"
+                for m in res.mpis.get(b, []):
+                    vals = [res.median(b, m, MIB, st)
+                            for st in ("t_comm", "t_comp", "t_ovrl", "overlap", "ratio")]
+                    if vals[0] is None:
+                        continue
+                    lines.append(f"| MPI_{c.capitalize()} | {n} | {form} | {m} | " +
+                                 " | ".join(fmt(v) for v in vals) + " |")
+    with open(os.path.join(out, "tasks.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def lines_plot(png, title, ylabel, xlabels, series, logy=None, xlabel="size"):
     """A PNG (gnuplot) with one line per series ({title: values, one per
     x label; None where missing}) over the x labels; a log y axis when logy
@@ -1217,6 +1296,8 @@ def main():
         mpis = with_again(mpis)
     if args.contexts > 1:
         mpis = with_contexts(mpis, args.contexts)
+    if any(b in TASKS or b == "tasks" for b in benches):
+        mpis = with_noshare(mpis)
     reps = args.reps or (1 if args.quick else 3)
     if table:
         names = TABLE + (["latency-load"] if args.load else [])
@@ -1272,6 +1353,7 @@ def main():
         plot(name, res, bench, args.out)
     plot_threads(res, args.out)
     plot_threadcomm(res, args.out)
+    plot_tasks(res, args.out)
     for b, m, r, e in failures:
         print(f"FAILED {b} {m} rep {r}: {e}")
     if args.check:

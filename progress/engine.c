@@ -280,7 +280,7 @@ void cdn_progress_waiters(int threads)
 /* Nonblocking collectives of thread ranks in flight: the progress thread
  * sleeps at most share_ns at a time meanwhile (work sharing, threadq.h). */
 static atomic_int share_work;
-static long share_ns = 20000;
+static long share_ns = 100000;
 
 void cdn_progress_share_work(int delta)
 {
@@ -296,7 +296,7 @@ long cdn_progress_sharing(void)
 
 int cdn_progress_init(void)
 {
-    share_ns = cdn_param_long("CADENCE_WORK_SHARING_US", 20, 1, 1000000) * 1000;
+    share_ns = cdn_param_long("CADENCE_WORK_SHARING_US", 100, 1, 1000000) * 1000;
     cdn_engine.spin_polls = (int)cdn_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
     cdn_engine.oversubscribed = cdn_progress_oversubscribed(cdn_rt.local_size);
     /* An application thread blocked in MPI spins longer than the progress

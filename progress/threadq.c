@@ -124,7 +124,7 @@ static CDN_TLS bool draining;
 
 /* Work sharing (docs/tasks.md): CADENCE_WORK_SHARING (1: on). */
 static bool sharing = true;
-static long share_look_ns = 2000;  /* a helper's looks at a thread, at least this far apart */
+static long share_look_ns = 10000;  /* a helper's looks at a thread, at least this far apart */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cdn_tq *live;
 atomic_int cdn_tq_nlive;
@@ -147,6 +147,7 @@ struct cdn_tq *cdn_tq_new(int n)
         asym = syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     help_wait_ns = cdn_param_long("CADENCE_THREADCOMM_HELP_WAIT_US", 0, 0, 10000000) * 1000;
     sharing = cdn_param_long("CADENCE_WORK_SHARING", 1, 0, 1) != 0;
+    share_look_ns = cdn_param_long("CADENCE_WORK_SHARING_LOOK_US", 10, 1, 1000000) * 1000;
     struct cdn_tq *q = calloc(1, sizeof *q);
     if (q == NULL)
         return NULL;

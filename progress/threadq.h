@@ -102,7 +102,7 @@ void cdn_tq_counts(unsigned long out[CDN_TQ_NCOUNTS]);
  * helps the threads of its own communicators; the progress thread (and
  * any thread not bound to one) every live one.  A thread counts as away
  * when it has not drained its rings between two of the helper's looks,
- * which are at least 2 us apart.  CADENCE_WORK_SHARING=0 turns it off. */
+ * which are at least CADENCE_WORK_SHARING_LOOK_US apart.  CADENCE_WORK_SHARING=0 turns it off. */
 extern atomic_int cdn_tq_nlive;
 int cdn_tq_share_slow(void);
 static inline int cdn_tq_share(void)

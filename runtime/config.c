@@ -37,7 +37,11 @@ const struct cdn_param cdn_params[] = {
      "drains the queues of a thread-communicator rank of its process that is away from MPI "
      "and runs the steps of that rank's nonblocking collectives they release (docs/tasks.md). "
      "0: each thread rank takes its own messages only."},
-    {"CADENCE_WORK_SHARING_US", "integer", "20", "library",
+    {"CADENCE_WORK_SHARING_LOOK_US", "integer", "10", "library",
+     "Microseconds between two looks of a thread idle in MPI at the queues of the other "
+     "thread-communicator ranks of its process: a rank that has not polled between two "
+     "looks, with messages waiting, is away and gets helped (docs/tasks.md)."},
+    {"CADENCE_WORK_SHARING_US", "integer", "100", "library",
      "While a nonblocking collective of a thread-communicator rank is in flight, the progress "
      "thread sleeps at most this many microseconds at a time, to look for ranks away from MPI "
      "with messages waiting (docs/tasks.md)."},

@@ -17,6 +17,18 @@
  *
  *   t_share <threads> <one away> <all away>
  *
+ * and between two sessions of each of two processes (run without the
+ * progress thread, so the waiting thread is the only one polling):
+ *
+ *   t_share sessions
+ *
+ * rank 0 starts an MPI_Ireduce of 1 MiB on session B's communicator and
+ * then waits in MPI_Recv on session A's for rank 1, which sends only once
+ * its own part of the reduce is done: the reduce's steps at rank 0 -- the
+ * copy and the reduction -- ran inside that wait on the other session's
+ * communicator, and the result is there when MPI_Recv returns, before any
+ * call on session B.
+ *
  * each expectation: done (the result is there), pending (it is not:
  * nobody may help), any (not checked: the final data only).
  */
@@ -109,7 +121,7 @@ static void one(int coll, int kase, int rank, int size)
          * MPI_Test would do what is left itself.) */
         atomic_store(&flag_seen[coll][kase], wrong(coll, rank, size, out, n, part) == 0 ? 1 : 2);
     } else if (kase == 1) {
-        compute(0.25);
+        compute(0.35);  /* past the away rank's end: nobody waits meanwhile */
     }
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     atomic_fetch_add(&bad_data, wrong(coll, rank, size, out, n, part));
@@ -134,8 +146,61 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+static int sessions(void)
+{
+    MPI_Session a, b;
+    MPI_Group ga, gb;
+    MPI_Comm ca, cb;
+    int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &a);
+    rc |= MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &b);
+    rc |= MPI_Group_from_session_pset(a, "mpi://WORLD", &ga);
+    rc |= MPI_Group_from_session_pset(b, "mpi://WORLD", &gb);
+    rc |= MPI_Comm_create_from_group(ga, "t_share.a", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ca);
+    rc |= MPI_Comm_create_from_group(gb, "t_share.b", MPI_INFO_NULL, MPI_ERRORS_RETURN, &cb);
+    CHECK(rc == MPI_SUCCESS, "two sessions and their communicators: %d", rc);
+    int rank, size;
+    MPI_Comm_rank(ca, &rank);
+    MPI_Comm_size(ca, &size);
+    CHECK(size == 2, "two processes, not %d", size);
+    size_t n = MIB / sizeof(int);
+    int *in = malloc(MIB), *out = malloc(MIB);
+    for (int rep = 0; rep < 5; rep++) {
+        for (size_t i = 0; i < n; i++) {
+            in[i] = pattern(rank + rep, i);
+            out[i] = -1;
+        }
+        MPI_Barrier(ca);
+        MPI_Request req;
+        MPI_Ireduce(in, out, (int)n, MPI_INT, MPI_SUM, 0, cb, &req);
+        int token = rep;
+        if (rank == 0) {
+            MPI_Recv(&token, 1, MPI_INT, 1, 9, ca, MPI_STATUS_IGNORE);
+            long bad = 0;  /* before any call on session B */
+            for (size_t i = 0; i < n; i++)
+                bad += out[i] != pattern(rep, i) + pattern(1 + rep, i);
+            CHECK(bad == 0, "repetition %d: the reduce on session B was done inside the "
+                  "wait on session A (%ld wrong)", rep, bad);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            MPI_Send(&token, 1, MPI_INT, 0, 9, ca);
+        }
+    }
+    free(in);
+    free(out);
+    MPI_Comm_free(&ca);
+    MPI_Comm_free(&cb);
+    MPI_Group_free(&ga);
+    MPI_Group_free(&gb);
+    MPI_Session_finalize(&a);
+    MPI_Session_finalize(&b);
+    return check_summary("t_share sessions");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "sessions") == 0)
+        return sessions();
     int provided, prank;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &prank);

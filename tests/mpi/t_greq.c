@@ -64,6 +64,17 @@ static int query_fn(void *extra, MPI_Status *status)
     return o->query_rc;
 }
 
+/* A query reporting a large count through MPI_Status_set_elements_x. */
+static int query_x(void *extra, MPI_Status *status)
+{
+    struct op *o = extra;
+    atomic_fetch_add(&o->queried, 1);
+    MPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)3 << 30);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_TAG = o->id;
+    return MPI_SUCCESS;
+}
+
 static int free_fn(void *extra)
 {
     struct op *o = extra;
@@ -446,6 +457,18 @@ static void test_sched_direct(void)
     t->o.free_rc = MPI_ERR_IO;
     EXPECT(MPI_Request_free(&t->o.req), MPI_ERR_IO, "MPI_Request_free returns free's error");
     CHECK(t->o.freed == 1 && t->o.req == MPI_REQUEST_NULL, "freed once");
+
+    /* a large count from MPI_Status_set_elements_x */
+    struct op *x = op_new(43);
+    MPIX_Grequest_init(query_x, free_fn, cancel_fn, NULL, NULL, x, &x->req);
+    MPI_Start(&x->req);
+    MPI_Grequest_complete(x->req);
+    MPI_Wait(&x->req, &st);
+    MPI_Count elements = 0;
+    MPI_Get_elements_x(&st, MPI_BYTE, &elements);
+    CHECK(elements == (MPI_Count)3 << 30 && st.MPI_TAG == 43,
+          "MPI_Status_set_elements_x in a query: %lld", (long long)elements);
+    MPI_Request_free(&x->req);
 
     /* cancel: an instance the operation cancels */
     struct op *c = op_new(41);

@@ -64,7 +64,8 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               processes (-pN) or as N threads of one process on a thread
               communicator (-tN: Cadence only, launched unbound); Cadence
               also as cadence-noshare (CADENCE_WORK_SHARING=0); writes
-              tasks.md (the 1 MiB table) and task_*.png (the ratio over N)
+              tasks.md (the 1 MiB table), task_<coll>.png (the ratio over N)
+              and task_<coll>_ovrl.png (T_ovrl over N)
   overlap     Isend/Irecv + compute + Wait, OSU overlap (%)
   allreduce bcast alltoall                 collbench.c, blocking (us)
   iallreduce ibcast ialltoall              nonblocking: pure time (us),
@@ -1137,14 +1138,14 @@ def plot_threadcomm(res, out):
                    [human_size(s) for s in sizes], series)
 
 
-def task_series(res, c):
-    """{title: ratio medians over TASK_RANKS at 1 MiB} of task_<c>: one
+def task_series(res, c, stat="ratio"):
+    """{title: medians of stat over TASK_RANKS at 1 MiB} of task_<c>: one
     series per MPI and form."""
     series = {}
     for f, form in (("t", "threads"), ("p", "processes")):
         benches = [f"task_{c}-{f}{n}" for n in TASK_RANKS]
         for m in sorted({m for b in benches if b in res.benches for m in res.mpis[b]}):
-            vals = [res.median(b, m, MIB, "ratio") if b in res.benches else None for b in benches]
+            vals = [res.median(b, m, MIB, stat) if b in res.benches else None for b in benches]
             if any(v is not None for v in vals):
                 series[f"{m}, {form}"] = vals
     return series
@@ -1152,8 +1153,9 @@ def task_series(res, c):
 
 def plot_tasks(res, out):
     """taskbench's runs as seed 001's figures: T_ovrl / max(T_comm, T_comp)
-    at 1 MiB over the ranks, one line per MPI and form (task_<coll>.png),
-    and tasks.md: the 1 MiB table (medians over the launches)."""
+    and T_ovrl at 1 MiB over the ranks, one line per MPI and form
+    (task_<coll>.png, task_<coll>_ovrl.png), and tasks.md: the 1 MiB table
+    (medians over the launches)."""
     if not any(b in res.benches for b in TASKS):
         return
     for c in TASK_COLLS:
@@ -1163,6 +1165,12 @@ def plot_tasks(res, out):
                        f"MPI_{c.capitalize()} of 1 MiB: T_ovrl / max(T_comm, T_comp) "
                        "(1 = full overlap, 2 = none)", "ratio (median of launches)",
                        [str(n) for n in TASK_RANKS], series, logy=False, xlabel="ranks")
+        series = task_series(res, c, "t_ovrl")
+        if series:
+            lines_plot(os.path.join(out, f"task_{c}_ovrl.png"),
+                       f"MPI_{c.capitalize()} of 1 MiB: T_ovrl (start, computation of T_comm, wait)",
+                       "us (median of launches)", [str(n) for n in TASK_RANKS], series,
+                       xlabel="ranks")
     lines = ["| collective | ranks | form | MPI | T_comm us | T_comp us | T_ovrl us | overlap % "
              "| T_ovrl / max |", "|---|---|---|---|---|---|---|---|---|"]
     for c in TASK_COLLS:

@@ -26,6 +26,8 @@ static int start(const struct cdn_greq_fns *fns, void *extra_state, MPI_Request 
     if (rc != MPI_SUCCESS)
         return rc;
     *request = cdn_request_publish(r);
+    if (!persistent)
+        cdn_greq_begin(r);  /* after the handle is stored (greq.h) */
     return MPI_SUCCESS;
 }
 

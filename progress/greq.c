@@ -136,10 +136,14 @@ int cdn_greq_start(const struct cdn_greq_fns *fns, void *extra_state, struct cdn
     if (r == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "MPI_Grequest_start: out of memory for a request");
     cdn_request_arm(r, 1);  /* MPI_Grequest_complete is its event */
-    if (fns->poll != NULL)
-        list_add(r);
     *out = r;
     return MPI_SUCCESS;
+}
+
+void cdn_greq_begin(struct cdn_request *r)
+{
+    if (greq_of(r)->fns.poll != NULL)
+        list_add(r);
 }
 
 /* MPI_Start of a persistent one: a new instance.  Armed before user_done

@@ -24,8 +24,13 @@ struct cdn_greq_fns {
 };
 
 /* A new active generalized request (one reference: the user's, once
- * published). */
+ * published); its poll function is called from cdn_greq_begin on. */
 int cdn_greq_start(const struct cdn_greq_fns *fns, void *extra_state, struct cdn_request **out);
+/* Poll it from now on (if it has a poll function): called once the
+ * user's handle is stored, since the progress thread may call the poll
+ * function at once and the poll function completes the request through
+ * that handle. */
+void cdn_greq_begin(struct cdn_request *r);
 /* An inactive persistent one (MPIX_Grequest_init): each MPI_Start -- or
  * the start of the schedule node that holds it -- begins an instance,
  * polled until MPI_Grequest_complete; as a schedule's node its query

@@ -417,10 +417,10 @@ static int task_poll(void *extra, MPI_Status *status)
         return MPI_SUCCESS;
     }
     atomic_store(&t->chunk, 0);
-    atomic_fetch_add(&t->instances, 1);
+    mark(&t->o);  /* (before the count the main thread reads it after) */
     if (!pthread_equal(pthread_self(), t->main_thread))
         atomic_fetch_add(&t->by_other_thread, 1);
-    mark(&t->o);
+    atomic_fetch_add(&t->instances, 1);
     MPI_Grequest_complete(t->o.req);
     return MPI_SUCCESS;
 }

@@ -782,7 +782,8 @@ static uint32_t claim_word(uint32_t gen, uint32_t state)
  * gains at every size: 128 KiB 5.4 -> 4.1 us. */
 static uint64_t split_point(struct shm_state *st, struct shm_peer *p, const struct cdn_xfer *rx)
 {
-    if (st->split_min == 0 || rx->dst == NULL || rx->bytes < st->split_min || !p->cma_proven ||
+    if (st->split_min == 0 || rx->dst == NULL || rx->bytes < st->split_min ||
+        !atomic_load_explicit(&p->cma_proven, memory_order_relaxed) ||
         !p->seg->serves_push || !cdn_progress_driven() ||
         atomic_load_explicit(&p->rndv_out, memory_order_relaxed) > 0 ||
         (rx->bytes < SHM_SPLIT_STREAM_MIN && shm_ring_more(p->cons.ring) && !rx->alone))
@@ -985,7 +986,8 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_xfer *rx)
         if (e == 0) {
             if (timed && rx->bytes > 0)
                 cma_timed(p, rx->bytes, dt);
-            p->cma_proven = true;
+            if (!atomic_load_explicit(&p->cma_proven, memory_order_relaxed))
+                atomic_store_explicit(&p->cma_proven, true, memory_order_relaxed);
             if (cdn_sent_report)
                 atomic_fetch_add_explicit(&st->rndv_cma, 1, memory_order_relaxed);
             part_done(st, p, rx, MPI_SUCCESS);

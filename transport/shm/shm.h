@@ -59,7 +59,8 @@ struct shm_peer {
                                       * allocation per queued message once the queue
                                       * has been as deep */
     bool cma_ok;
-    bool cma_proven;                 /* a CMA read from it has worked */
+    atomic_bool cma_proven;          /* a CMA read from it has worked (set by any
+                                      * thread that pulled: relaxed) */
     atomic_uint rndv_out;            /* our RTSs to it not yet answered (FIN, a cancel,
                                       * or the last DATA cell written) */
     uint64_t msgs_out;               /* messages sent to it (lock): a send's wire_id */

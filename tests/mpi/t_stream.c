@@ -41,12 +41,14 @@ static int rank, size;
 
 static int ctx_of(MPI_Comm c)
 {
-    return cdn_comm_lookup(c)->pctx;
+    struct cdn_comm *cm = cdn_comm_lookup(c);
+    return cm != NULL ? cm->pctx : -1;  /* (none: an earlier check failed) */
 }
 
 static int stream_ctx(MPIX_Stream s)
 {
-    return cdn_stream_get(s)->pctx;
+    struct cdn_stream *st = cdn_stream_get(s);
+    return st != NULL ? st->pctx : -1;
 }
 
 static bool message_names(int rc, const char *what)

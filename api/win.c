@@ -21,6 +21,10 @@
 #include "runtime/handle.h"
 #include "runtime/info.h"
 #include "runtime/win.h"
+#include "coll/coll.h"
+#include "progress/rma.h"
+#include "runtime/datatype.h"
+#include "runtime/op.h"
 
 static struct cdn_win *win_arg(MPI_Win win, const char *caller, int *rc)
 {
@@ -351,5 +355,97 @@ int cdn_MPI_Win_call_errhandler(MPI_Win win, int errorcode)
     WIN_ARG(w, win, "MPI_Win_call_errhandler");
     /* MPI_SUCCESS once the handler returns (MPI-4.1 9.5) */
     cdn_errh_invoke(cdn_win_errh(w), CDN_OBJ_WIN, &win, errorcode);
+    return MPI_SUCCESS;
+}
+
+/* ---- one-sided communication (progress/rma.c) ---- */
+
+/* Check an operation's arguments and start it. */
+static int rma(MPI_Win win, enum cdn_rma_kind kind, const void *oaddr, MPI_Count ocount,
+               MPI_Datatype otype, int trank, MPI_Aint tdisp, MPI_Count tcount,
+               MPI_Datatype ttype, MPI_Op op, const char *caller)
+{
+    WIN_ARG(w, win, caller);
+    if (ocount < 0 || tcount < 0)
+        return cdn_err(MPI_ERR_COUNT, "%s: %s_count %lld is negative", caller,
+                       ocount < 0 ? "origin" : "target",
+                       (long long)(ocount < 0 ? ocount : tcount));
+    struct cdn_rma_args a = {.oaddr = (void *)oaddr, .ocount = ocount, .trank = trank,
+                             .tdisp = tdisp, .tcount = tcount};
+    if ((rc = cdn_datatype_check(otype, caller, &a.odt)) != MPI_SUCCESS ||
+        (rc = cdn_datatype_check(ttype, caller, &a.tdt)) != MPI_SUCCESS)
+        return rc;
+    if (kind == CDN_RMA_ACC && (rc = cdn_op_check(op, a.tdt, true, caller, &a.op)) != MPI_SUCCESS)
+        return rc;
+    if (kind == CDN_RMA_ACC && !a.op->builtin)
+        return cdn_err(MPI_ERR_OP, "%s: an accumulate takes a predefined op, not a user's",
+                       caller);
+    return cdn_rma_op(w, kind, &a, caller);
+}
+
+int cdn_MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                  MPI_Datatype target_datatype, MPI_Win win)
+{
+    return rma(win, CDN_RMA_PUT, origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, MPI_OP_NULL, "MPI_Put");
+}
+
+int cdn_MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, int target_count,
+                MPI_Datatype target_datatype, MPI_Win win)
+{
+    return cdn_MPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, win);
+}
+
+int cdn_MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                  MPI_Datatype target_datatype, MPI_Win win)
+{
+    return rma(win, CDN_RMA_GET, origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, MPI_OP_NULL, "MPI_Get");
+}
+
+int cdn_MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, int target_count,
+                MPI_Datatype target_datatype, MPI_Win win)
+{
+    return cdn_MPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype, win);
+}
+
+int cdn_MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                         MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                         MPI_Win win)
+{
+    return rma(win, CDN_RMA_ACC, origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, op, "MPI_Accumulate");
+}
+
+int cdn_MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return cdn_MPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank,
+                                target_disp, target_count, target_datatype, op, win);
+}
+
+int cdn_MPI_Win_fence(int assert, MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_fence");
+    const int known = MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |
+                      MPI_MODE_NOSUCCEED;
+    if ((assert & ~known) != 0)
+        return cdn_err(MPI_ERR_ASSERT, "MPI_Win_fence: assert 0x%x has bits no fence takes "
+                       "(MPI_MODE_NOSTORE, _NOPUT, _NOPRECEDE, _NOSUCCEED)", (unsigned)assert);
+    /* Our operations of the epoch have taken effect at their targets once
+     * they are all answered; after the barrier everybody's have. */
+    cdn_rma_quiesce(w);
+    rc = cdn_coll_barrier_direct("MPI_Win_fence", w->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    w->rma_epoch = (assert & MPI_MODE_NOSUCCEED) ? CDN_RMA_NONE : CDN_RMA_FENCE;
     return MPI_SUCCESS;
 }

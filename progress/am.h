@@ -2,7 +2,7 @@
  * Active messages: small control messages for a handler the engine
  * registered under an id, carried by whichever transport reaches the peer
  * (transport op am_send), in order with that peer's other messages.
- * Cancel uses them now; partitioned requests, RMA and streams will.
+ * Cancel and one-sided operations (progress/rma.c) use them.
  */
 #ifndef CDN_AM_H
 #define CDN_AM_H
@@ -16,6 +16,11 @@ enum cdn_am_id {
     CDN_AM_CANCEL = 1,   /* drop a still-unmatched message (progress/p2p.c) */
     CDN_AM_CANCELLED,    /* ... it was dropped: the send completes cancelled */
     CDN_AM_TEST,         /* free for tests of the contract (tests/mpi/t_contract.c) */
+    CDN_AM_RMA_PUT,      /* one-sided operations (progress/rma.c) */
+    CDN_AM_RMA_ACC,
+    CDN_AM_RMA_GET,
+    CDN_AM_RMA_DATA,
+    CDN_AM_RMA_ACK,
     CDN_AM_MAX = 32
 };
 

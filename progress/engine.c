@@ -33,6 +33,7 @@
 #include "progress/spin.h"
 #include "progress/staging.h"
 #include "progress/greq.h"
+#include "progress/rma.h"
 #include "progress/threadq.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
@@ -322,6 +323,7 @@ int cdn_progress_init(void)
         1000 * cdn_param_long("CADENCE_PROGRESS_START_DELAY_US", 20, 0, 1000000);
     cdn_sent_init();
     cdn_p2p_am_register();
+    cdn_rma_am_register();
     cdn_engine.epfd = epoll_create1(EPOLL_CLOEXEC);
     cdn_engine.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     cdn_engine.park_epfd = epoll_create1(EPOLL_CLOEXEC);

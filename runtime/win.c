@@ -121,6 +121,7 @@ void cdn_win_destroy(struct cdn_win *w)
     if (eh != NULL)
         cdn_errh_release(eh);
     pthread_mutex_destroy(&w->lock);
+    pthread_mutex_destroy(&w->acc_lock);
     free(w);
 }
 
@@ -130,6 +131,7 @@ struct cdn_win *cdn_win_new(int flavor, MPI_Aint size, MPI_Aint disp_unit)
     if (w == NULL)
         return NULL;
     pthread_mutex_init(&w->lock, NULL);
+    pthread_mutex_init(&w->acc_lock, NULL);
     atomic_init(&w->refs, 1);
     w->flavor = flavor;
     w->model = MPI_WIN_UNIFIED;
@@ -172,6 +174,20 @@ void cdn_win_unpublish(struct cdn_win *w)
     pthread_mutex_unlock(&live_lock);
     cdn_handle_free(&wins, w->handle);
     cdn_win_release(w);
+}
+
+struct cdn_win *cdn_win_find_ctx(uint32_t ctx)
+{
+    struct cdn_win *found = NULL;
+    pthread_mutex_lock(&live_lock);
+    for (struct cdn_win *w = live_head; w != NULL; w = w->next)
+        if (w->comm != NULL && w->comm->context_id == ctx) {
+            found = w;
+            atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+    return found;
 }
 
 int cdn_win_live(void)

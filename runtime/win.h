@@ -5,9 +5,8 @@
  * traffic never meets the user's messages, and knows every process's base,
  * size and displacement unit, gathered once at creation.
  *
- * RMA communication and synchronisation are not implemented: the object is
- * complete (attributes, info, name, group, error handler) but nothing moves
- * data through it yet.
+ * RMA communication moves data through it (progress/rma.c): MPI_Put,
+ * MPI_Get and MPI_Accumulate in fence epochs so far.
  */
 #ifndef CDN_WIN_H
 #define CDN_WIN_H
@@ -16,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct cdn_attr;
 struct cdn_comm;
@@ -54,6 +54,11 @@ struct cdn_win {
      * goes. */
     atomic_int refs;
     struct cdn_win *prev, *next;     /* the live windows (finalize cleans up) */
+    /* RMA (progress/rma.c) */
+    atomic_long rma_pending;         /* our operations' messages not yet acknowledged or
+                                      * answered */
+    int rma_epoch;                   /* CDN_RMA_* access epoch open here (the user's calls) */
+    pthread_mutex_t acc_lock;        /* accumulates into our part apply one at a time */
 };
 
 /* What a creating call asks for; base is the user's memory for
@@ -93,6 +98,10 @@ void cdn_win_set_errh(struct cdn_win *w, struct cdn_errhandler *eh);
  * the valid values of those keys in user (may be NULL); merged into
  * w->info when it exists (MPI_Win_set_info).  MPI_ERR_NO_MEM or success. */
 int cdn_win_apply_info(struct cdn_win *w, struct cdn_info *user);
+
+/* The live window whose private communicator has context id ctx, with a
+ * reference the caller drops (cdn_win_release); NULL when none. */
+struct cdn_win *cdn_win_find_ctx(uint32_t ctx);
 
 /* How many windows have a handle (leak checks). */
 int cdn_win_live(void);

@@ -1,0 +1,56 @@
+/*
+ * One-sided communication (MPI-4.1 chapter 12; docs/rma.md): MPI_Put,
+ * MPI_Get and MPI_Accumulate on windows of runtime/win.h, in fence epochs.
+ *
+ * An operation becomes active messages to the target process (progress/
+ * am.h), one per contiguous run of the target datatype, cut to the
+ * transport's active-message size; the target's handler -- run by
+ * whichever of its threads polls, its progress thread included, so the
+ * target's application takes no part -- writes, reads or accumulates into
+ * its part of the window and answers (an acknowledgement, or the data).
+ * The origin counts its messages not yet answered (win->rma_pending); a
+ * fence waits for that count to reach zero, then synchronises the
+ * window's processes: every operation of the epoch has then taken effect
+ * at its target.  An operation on this process's own part is done in the
+ * call.  Accumulates into one part apply one at a time (win->acc_lock),
+ * element-wise atomic as the standard asks.
+ */
+#ifndef CDN_RMA_H
+#define CDN_RMA_H
+
+#include <mpi.h>
+
+struct cdn_datatype;
+struct cdn_op;
+struct cdn_win;
+
+/* Access epochs a window can be in at this process (win->rma_epoch). */
+enum { CDN_RMA_NONE, CDN_RMA_FENCE };
+
+/* One operation: origin (buffer, count, type), target (rank, displacement,
+ * count, type); op for an accumulate (NULL: put or get). */
+struct cdn_rma_args {
+    void *oaddr;
+    MPI_Count ocount;
+    struct cdn_datatype *odt;
+    int trank;
+    MPI_Aint tdisp;
+    MPI_Count tcount;
+    struct cdn_datatype *tdt;
+    struct cdn_op *op;
+};
+
+enum cdn_rma_kind { CDN_RMA_PUT, CDN_RMA_GET, CDN_RMA_ACC };
+
+/* Check and start one operation (arguments checked by the caller:
+ * handles, counts); MPI_SUCCESS or the error, whose message names caller. */
+int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_args *a,
+               const char *caller);
+/* Wait until every message of this process's operations on w has been
+ * answered: they have all taken effect at their targets (a fence's
+ * first half; the synchronisation of the processes is its second). */
+void cdn_rma_quiesce(struct cdn_win *w);
+/* The handlers (engine init). */
+void cdn_rma_am_register(void);
+
+#endif

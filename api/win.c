@@ -440,12 +440,76 @@ int cdn_MPI_Win_fence(int assert, MPI_Win win)
     if ((assert & ~known) != 0)
         return cdn_err(MPI_ERR_ASSERT, "MPI_Win_fence: assert 0x%x has bits no fence takes "
                        "(MPI_MODE_NOSTORE, _NOPUT, _NOPRECEDE, _NOSUCCEED)", (unsigned)assert);
+    if ((rc = cdn_rma_fence_check(w, "MPI_Win_fence")) != MPI_SUCCESS)
+        return rc;
     /* Our operations of the epoch have taken effect at their targets once
      * they are all answered; after the barrier everybody's have. */
     cdn_rma_quiesce(w);
+    w->fence_ops = false;
     rc = cdn_coll_barrier_direct("MPI_Win_fence", w->comm);
     if (rc != MPI_SUCCESS)
         return rc;
     w->rma_epoch = (assert & MPI_MODE_NOSUCCEED) ? CDN_RMA_NONE : CDN_RMA_FENCE;
+    return MPI_SUCCESS;
+}
+
+int cdn_MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_lock");
+    return cdn_rma_lock(w, lock_type, rank, assert, "MPI_Win_lock");
+}
+
+int cdn_MPI_Win_unlock(int rank, MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_unlock");
+    return cdn_rma_unlock(w, rank, "MPI_Win_unlock");
+}
+
+int cdn_MPI_Win_lock_all(int assert, MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_lock_all");
+    return cdn_rma_lock_all(w, assert, "MPI_Win_lock_all");
+}
+
+int cdn_MPI_Win_unlock_all(MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_unlock_all");
+    return cdn_rma_unlock_all(w, "MPI_Win_unlock_all");
+}
+
+/* The flushes: an operation is complete at its origin only when it is
+ * complete at its target (the answers say so), so the local forms are the
+ * same as the others. */
+int cdn_MPI_Win_flush(int rank, MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_flush");
+    return cdn_rma_flush(w, rank < 0 ? -2 : rank, "MPI_Win_flush");
+}
+
+int cdn_MPI_Win_flush_local(int rank, MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_flush_local");
+    return cdn_rma_flush(w, rank < 0 ? -2 : rank, "MPI_Win_flush_local");
+}
+
+int cdn_MPI_Win_flush_all(MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_flush_all");
+    return cdn_rma_flush(w, -1, "MPI_Win_flush_all");
+}
+
+int cdn_MPI_Win_flush_local_all(MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_flush_local_all");
+    return cdn_rma_flush(w, -1, "MPI_Win_flush_local_all");
+}
+
+/* The unified memory model: public and private copies are one; a full
+ * fence orders this process's loads and stores around the call. */
+int cdn_MPI_Win_sync(MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_sync");
+    (void)w;
+    atomic_thread_fence(memory_order_seq_cst);
     return MPI_SUCCESS;
 }

@@ -143,7 +143,10 @@ static int gather_parts(struct cdn_win *w, struct cdn_xchg *x, int mine, const c
     struct part_msg me = {w->base, w->size, w->disp_unit, mine != MPI_SUCCESS ? cdn_err_class_of(mine) : 0};
     struct part_msg *all = calloc((size_t)x->n, sizeof *all);
     w->parts = calloc((size_t)x->n, sizeof *w->parts);
-    if (all == NULL || w->parts == NULL) {  /* a few bytes a process: the job is lost anyway */
+    w->rk = calloc((size_t)x->n, sizeof *w->rk);
+    w->lk_q = calloc((size_t)x->n, sizeof *w->lk_q);
+    if (all == NULL || w->parts == NULL || w->rk == NULL || w->lk_q == NULL) {
+        /* a few bytes a process: the job is lost anyway */
         free(all);
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     }

@@ -21,6 +21,8 @@ enum cdn_am_id {
     CDN_AM_RMA_GET,
     CDN_AM_RMA_DATA,
     CDN_AM_RMA_ACK,
+    CDN_AM_RMA_LOCK,
+    CDN_AM_RMA_UNLOCK,
     CDN_AM_MAX = 32
 };
 

@@ -30,6 +30,9 @@
 struct rma_hdr {
     uint32_t win;    /* the window's context id */
     uint32_t count;  /* ACK: messages acknowledged */
+    uint32_t trank;  /* the target's rank in the window, as the origin asked (echoed in
+                      * answers: the origin counts them per target) */
+    int32_t type;    /* LOCK, UNLOCK: MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE */
     uint64_t off;    /* PUT, ACC, GET: byte offset in the target's part */
     uint64_t len;    /* GET: bytes asked for; PUT, ACC, DATA: bytes that follow */
     uint64_t token;  /* GET, DATA: the origin's get (struct get_state) */
@@ -41,6 +44,7 @@ struct rma_hdr {
 /* A get in flight at its origin. */
 struct get_state {
     struct cdn_win *w;
+    int trank;
     char *buf;                 /* the packed stream: the origin buffer itself when it is
                                 * one run, else a copy unpacked at the end */
     struct cdn_dt_segment seg;
@@ -57,6 +61,19 @@ static void get_done(struct get_state *g)
     }
     cdn_dt_segment_fini(&g->seg);
     free(g);
+}
+
+/* A message to rank r of w goes out / its answer came (n of them). */
+static void count_out(struct cdn_win *w, int r)
+{
+    atomic_fetch_add_explicit(&w->rk[r].pending, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->rma_pending, 1, memory_order_relaxed);
+}
+
+static void count_in(struct cdn_win *w, int r, long n)
+{
+    atomic_fetch_sub_explicit(&w->rk[r].pending, n, memory_order_release);
+    atomic_fetch_sub_explicit(&w->rma_pending, n, memory_order_release);
 }
 
 /* ---- the target's side (handlers: any polling thread) ---- */
@@ -107,7 +124,7 @@ static void at_target(int peer, const void *data, enum cdn_rma_kind kind)
     struct cdn_win *w = cdn_win_find_ctx(h.win);
     char *at = target_at(w, &h, h.len);
     if (kind == CDN_RMA_GET) {
-        struct rma_hdr d = {.win = h.win, .token = h.token, .pos = h.pos,
+        struct rma_hdr d = {.win = h.win, .trank = h.trank, .token = h.token, .pos = h.pos,
                             .len = at != NULL ? h.len : 0};
         reply(peer, CDN_AM_RMA_DATA, &d, at, (size_t)d.len);
     } else if (at != NULL && kind == CDN_RMA_PUT) {
@@ -118,9 +135,109 @@ static void at_target(int peer, const void *data, enum cdn_rma_kind kind)
     if (w != NULL)
         cdn_win_release(w);
     if (kind != CDN_RMA_GET) {
-        struct rma_hdr a = {.win = h.win, .count = 1};
+        struct rma_hdr a = {.win = h.win, .count = 1, .trank = h.trank};
         reply(peer, CDN_AM_RMA_ACK, &a, NULL, 0);
     }
+}
+
+/* ---- our part's lock (passive target) ---- */
+
+static bool grantable(const struct cdn_win *w, int type)
+{
+    return w->lk_excl == 0 && (type == MPI_LOCK_SHARED || w->lk_shared == 0);
+}
+
+static void take(struct cdn_win *w, int type)
+{
+    if (type == MPI_LOCK_EXCLUSIVE)
+        w->lk_excl = 1;
+    else
+        w->lk_shared++;
+}
+
+/* The lock is the requester's: tell it (an answer it counts). */
+static void grant(struct cdn_win *w, const struct cdn_win_waiter *q)
+{
+    if (q->peer < 0) {
+        count_in(w, q->trank, 1);
+        return;
+    }
+    struct rma_hdr a = {.win = w->comm->context_id, .count = 1, .trank = (uint32_t)q->trank};
+    reply(q->peer, CDN_AM_RMA_ACK, &a, NULL, 0);
+}
+
+/* A lock request (peer -1: this process); granted now, or queued behind
+ * the earlier ones. */
+static void lock_request(struct cdn_win *w, int peer, int trank, int type)
+{
+    struct cdn_win_waiter q = {.peer = peer, .trank = trank, .type = type};
+    pthread_mutex_lock(&w->lk_lock);
+    bool now = w->lk_n == 0 && grantable(w, type);
+    if (now) {
+        take(w, type);
+    } else {
+        w->lk_q[(w->lk_head + w->lk_n) % w->comm->size] = q;
+        w->lk_n++;
+    }
+    pthread_mutex_unlock(&w->lk_lock);
+    if (now)
+        grant(w, &q);
+}
+
+/* A holder of type lets go: the waiters that can have it now get it, in
+ * the order they asked. */
+static void lock_release(struct cdn_win *w, int type)
+{
+    struct cdn_win_waiter *go = malloc(sizeof *go * (size_t)w->comm->size);
+    int n = 0;
+    pthread_mutex_lock(&w->lk_lock);
+    if (type == MPI_LOCK_EXCLUSIVE)
+        w->lk_excl = 0;
+    else if (w->lk_shared > 0)
+        w->lk_shared--;
+    while (w->lk_n > 0 && grantable(w, w->lk_q[w->lk_head].type)) {
+        struct cdn_win_waiter q = w->lk_q[w->lk_head];
+        w->lk_head = (w->lk_head + 1) % w->comm->size;
+        w->lk_n--;
+        take(w, q.type);
+        if (go != NULL)
+            go[n++] = q;
+    }
+    pthread_mutex_unlock(&w->lk_lock);
+    for (int i = 0; i < n; i++)
+        grant(w, &go[i]);
+    free(go);
+}
+
+static void on_lock(struct cdn_transport *tp, int peer, const void *data, size_t len)
+{
+    (void)tp;
+    (void)len;
+    struct rma_hdr h;
+    memcpy(&h, data, sizeof h);
+    struct cdn_win *w = cdn_win_find_ctx(h.win);
+    if (w == NULL) {  /* freed: an erroneous program; do not leave the origin waiting */
+        struct rma_hdr a = {.win = h.win, .count = 1, .trank = h.trank};
+        reply(peer, CDN_AM_RMA_ACK, &a, NULL, 0);
+        return;
+    }
+    lock_request(w, peer, (int)h.trank, h.type);
+    cdn_win_release(w);
+}
+
+static void on_unlock(struct cdn_transport *tp, int peer, const void *data, size_t len)
+{
+    (void)tp;
+    (void)len;
+    struct rma_hdr h;
+    memcpy(&h, data, sizeof h);
+    struct cdn_win *w = cdn_win_find_ctx(h.win);
+    if (w != NULL) {
+        lock_release(w, h.type);
+        cdn_win_release(w);
+    }
+    struct rma_hdr a = {.win = h.win, .count = 1, .trank = h.trank};
+    reply(peer, CDN_AM_RMA_ACK, &a, NULL, 0);
 }
 
 static void on_put(struct cdn_transport *tp, int peer, const void *data, size_t len)
@@ -157,9 +274,10 @@ static void on_data(struct cdn_transport *tp, int peer, const void *data, size_t
     struct cdn_win *w = g->w;
     memcpy(g->buf + h.pos, (const char *)data + sizeof h, (size_t)h.len);
     /* (a missing window answers with no data: count what was asked) */
+    int trank = g->trank;
     if (atomic_fetch_sub(&g->left, (long long)h.len) == (long long)h.len)
         get_done(g);
-    atomic_fetch_sub_explicit(&w->rma_pending, 1, memory_order_release);
+    count_in(w, trank, 1);
 }
 
 static void on_ack(struct cdn_transport *tp, int peer, const void *data, size_t len)
@@ -172,7 +290,7 @@ static void on_ack(struct cdn_transport *tp, int peer, const void *data, size_t 
     struct cdn_win *w = cdn_win_find_ctx(h.win);
     if (w == NULL)
         return;
-    atomic_fetch_sub_explicit(&w->rma_pending, h.count, memory_order_release);
+    count_in(w, (int)h.trank, h.count);
     cdn_win_release(w);
 }
 
@@ -183,6 +301,8 @@ void cdn_rma_am_register(void)
     cdn_am_register(CDN_AM_RMA_GET, on_get);
     cdn_am_register(CDN_AM_RMA_DATA, on_data);
     cdn_am_register(CDN_AM_RMA_ACK, on_ack);
+    cdn_am_register(CDN_AM_RMA_LOCK, on_lock);
+    cdn_am_register(CDN_AM_RMA_UNLOCK, on_unlock);
 }
 
 /* One operation on its way: the runs of the target datatype, each cut to
@@ -208,7 +328,8 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
 {
     while (len > 0) {
         uint64_t n = len < k->chunk ? len : k->chunk;
-        struct rma_hdr h = {.win = k->w->comm->context_id, .off = off, .len = n,
+        struct rma_hdr h = {.win = k->w->comm->context_id, .trank = (uint32_t)k->a->trank,
+                            .off = off, .len = n,
                             .op = (int32_t)(k->op != NULL ? k->op->handle : 0),
                             .basic = (int32_t)k->basic};
         if (k->peer < 0) {  /* our own part: now */
@@ -224,14 +345,14 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
         } else if (k->kind == CDN_RMA_GET) {
             h.token = (uint64_t)(uintptr_t)k->get;
             h.pos = (uint64_t)k->pos;
-            atomic_fetch_add_explicit(&k->w->rma_pending, 1, memory_order_relaxed);
+            count_out(k->w, k->a->trank);
             int rc = cdn_am_send(NULL, k->peer, CDN_AM_RMA_GET, &h, sizeof h);
             if (rc != MPI_SUCCESS)
                 return rc;
         } else {
             memcpy(k->msg, &h, sizeof h);
             cdn_dt_pack(&k->oseg, k->pos, k->msg + sizeof h, (MPI_Count)n);
-            atomic_fetch_add_explicit(&k->w->rma_pending, 1, memory_order_relaxed);
+            count_out(k->w, k->a->trank);
             int rc = cdn_am_send(NULL, k->peer,
                                  k->kind == CDN_RMA_PUT ? CDN_AM_RMA_PUT : CDN_AM_RMA_ACC,
                                  k->msg, sizeof h + (size_t)n);
@@ -273,15 +394,18 @@ static int each_run(struct walk *k, MPI_Aint base)
 int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_args *a,
                const char *caller)
 {
-    if (w->rma_epoch == CDN_RMA_NONE)
-        return cdn_err(MPI_ERR_RMA_SYNC, "%s: no access epoch is open on the window: call "
-                       "MPI_Win_fence first (passive target and PSCW epochs are not "
-                       "implemented yet)", caller);
     if (a->trank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (a->trank < 0 || a->trank >= w->comm->size)
         return cdn_err(MPI_ERR_RANK, "%s: target_rank %d is not a rank of the window's group "
                        "(size %d)", caller, a->trank, w->comm->size);
+    if (w->rma_epoch != CDN_RMA_FENCE && w->rma_epoch != CDN_RMA_LOCK_ALL &&
+        w->rk[a->trank].held == 0)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: no access epoch to rank %d is open on the window: "
+                       "call MPI_Win_fence, or lock it (MPI_Win_lock, MPI_Win_lock_all) first; "
+                       "PSCW epochs are not implemented yet", caller, a->trank);
+    if (w->rma_epoch == CDN_RMA_FENCE)
+        w->fence_ops = true;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return cdn_err(MPI_ERR_RMA_FLAVOR, "%s: windows of MPI_Win_create_dynamic take no "
                        "one-sided operations yet", caller);
@@ -333,6 +457,7 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
             return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
         }
         g->w = w;
+        g->trank = a->trank;
         g->seg = k.oseg;  /* (the get owns the segment from here) */
         g->bytes = tb;
         g->buf = cdn_dt_segment_contig(&g->seg);
@@ -368,4 +493,167 @@ void cdn_rma_quiesce(struct cdn_win *w)
 {
     if (!quiet(w))
         cdn_progress_wait_until(quiet, w);
+}
+
+/* ---- passive target ---- */
+
+static bool rank_quiet(void *arg)
+{
+    struct cdn_win_rank *r = arg;
+    return atomic_load_explicit(&r->pending, memory_order_acquire) == 0;
+}
+
+static void rank_quiesce(struct cdn_win *w, int r)
+{
+    if (!rank_quiet(&w->rk[r]))
+        cdn_progress_wait_until(rank_quiet, &w->rk[r]);
+}
+
+/* Ask rank r for its lock (or let go of it): an answer is counted. */
+static int lock_msg(struct cdn_win *w, int r, unsigned id, int type)
+{
+    count_out(w, r);
+    if (r == w->comm->rank) {
+        if (id == CDN_AM_RMA_LOCK) {
+            lock_request(w, -1, r, type);
+        } else {
+            lock_release(w, type);
+            count_in(w, r, 1);
+        }
+        return MPI_SUCCESS;
+    }
+    struct rma_hdr h = {.win = w->comm->context_id, .trank = (uint32_t)r, .type = type};
+    int rc = cdn_am_send(NULL, cdn_comm_world_rank(w->comm, r), id, &h, sizeof h);
+    if (rc != MPI_SUCCESS)
+        count_in(w, r, 1);
+    return rc;
+}
+
+static int passive_check(struct cdn_win *w, const char *caller)
+{
+    if (w->rma_epoch == CDN_RMA_FENCE && w->fence_ops)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: a fence epoch with operations is open on the "
+                       "window: close it (MPI_Win_fence with MPI_MODE_NOSUCCEED) first", caller);
+    if (w->rma_epoch == CDN_RMA_LOCK_ALL)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: the window is locked by MPI_Win_lock_all", caller);
+    return MPI_SUCCESS;
+}
+
+int cdn_rma_lock(struct cdn_win *w, int type, int r, int assert, const char *caller)
+{
+    if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE)
+        return cdn_err(MPI_ERR_LOCKTYPE, "%s: lock_type %d is neither MPI_LOCK_SHARED nor "
+                       "MPI_LOCK_EXCLUSIVE", caller, type);
+    if (r < 0 || r >= w->comm->size)
+        return cdn_err(MPI_ERR_RANK, "%s: rank %d is not a rank of the window's group (size %d)",
+                       caller, r, w->comm->size);
+    if ((assert & ~MPI_MODE_NOCHECK) != 0)
+        return cdn_err(MPI_ERR_ASSERT, "%s: assert 0x%x: a lock takes MPI_MODE_NOCHECK only",
+                       caller, (unsigned)assert);
+    int rc = passive_check(w, caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (w->rk[r].held != 0)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: rank %d is locked already", caller, r);
+    w->rk[r].nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    if (!w->rk[r].nocheck) {
+        if ((rc = lock_msg(w, r, CDN_AM_RMA_LOCK, type)) != MPI_SUCCESS)
+            return rc;
+        rank_quiesce(w, r);  /* granted */
+    }
+    w->rk[r].held = type;
+    w->nlocks++;
+    w->rma_epoch = CDN_RMA_LOCK;
+    return MPI_SUCCESS;
+}
+
+int cdn_rma_unlock(struct cdn_win *w, int r, const char *caller)
+{
+    if (r < 0 || r >= w->comm->size)
+        return cdn_err(MPI_ERR_RANK, "%s: rank %d is not a rank of the window's group (size %d)",
+                       caller, r, w->comm->size);
+    if (w->rma_epoch == CDN_RMA_LOCK_ALL || w->rk[r].held == 0)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: rank %d is not locked by MPI_Win_lock", caller, r);
+    rank_quiesce(w, r);  /* our operations took effect there */
+    if (!w->rk[r].nocheck) {
+        int rc = lock_msg(w, r, CDN_AM_RMA_UNLOCK, w->rk[r].held);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        rank_quiesce(w, r);
+    }
+    w->rk[r].held = 0;
+    if (--w->nlocks == 0)
+        w->rma_epoch = CDN_RMA_NONE;
+    return MPI_SUCCESS;
+}
+
+int cdn_rma_lock_all(struct cdn_win *w, int assert, const char *caller)
+{
+    if ((assert & ~MPI_MODE_NOCHECK) != 0)
+        return cdn_err(MPI_ERR_ASSERT, "%s: assert 0x%x: a lock takes MPI_MODE_NOCHECK only",
+                       caller, (unsigned)assert);
+    int rc = passive_check(w, caller);
+    if (rc == MPI_SUCCESS && w->nlocks > 0)
+        rc = cdn_err(MPI_ERR_RMA_SYNC, "%s: ranks of the window are locked by MPI_Win_lock",
+                     caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    for (int r = 0; r < w->comm->size; r++) {
+        w->rk[r].nocheck = nocheck;
+        if (!nocheck && (rc = lock_msg(w, r, CDN_AM_RMA_LOCK, MPI_LOCK_SHARED)) != MPI_SUCCESS)
+            return rc;
+    }
+    for (int r = 0; r < w->comm->size; r++) {
+        rank_quiesce(w, r);
+        w->rk[r].held = MPI_LOCK_SHARED;
+    }
+    w->rma_epoch = CDN_RMA_LOCK_ALL;
+    return MPI_SUCCESS;
+}
+
+int cdn_rma_unlock_all(struct cdn_win *w, const char *caller)
+{
+    if (w->rma_epoch != CDN_RMA_LOCK_ALL)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: the window is not locked by MPI_Win_lock_all",
+                       caller);
+    cdn_rma_quiesce(w);
+    for (int r = 0; r < w->comm->size; r++) {
+        if (!w->rk[r].nocheck) {
+            int rc = lock_msg(w, r, CDN_AM_RMA_UNLOCK, MPI_LOCK_SHARED);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+    }
+    cdn_rma_quiesce(w);
+    for (int r = 0; r < w->comm->size; r++)
+        w->rk[r].held = 0;
+    w->rma_epoch = CDN_RMA_NONE;
+    return MPI_SUCCESS;
+}
+
+int cdn_rma_flush(struct cdn_win *w, int r, const char *caller)
+{
+    if (r == -1) {
+        if (w->rma_epoch != CDN_RMA_LOCK && w->rma_epoch != CDN_RMA_LOCK_ALL)
+            return cdn_err(MPI_ERR_RMA_SYNC, "%s: no passive-target epoch is open on the "
+                           "window", caller);
+        cdn_rma_quiesce(w);
+        return MPI_SUCCESS;
+    }
+    if (r < 0 || r >= w->comm->size)
+        return cdn_err(MPI_ERR_RANK, "%s: rank %d is not a rank of the window's group (size %d)",
+                       caller, r, w->comm->size);
+    if (w->rma_epoch != CDN_RMA_LOCK_ALL && w->rk[r].held == 0)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: rank %d is not locked", caller, r);
+    rank_quiesce(w, r);
+    return MPI_SUCCESS;
+}
+
+int cdn_rma_fence_check(struct cdn_win *w, const char *caller)
+{
+    if (w->nlocks > 0 || w->rma_epoch == CDN_RMA_LOCK_ALL)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: a passive-target epoch is open on the window "
+                       "(unlock first)", caller);
+    return MPI_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /*
  * One-sided communication (MPI-4.1 chapter 12; docs/rma.md): MPI_Put,
- * MPI_Get and MPI_Accumulate on windows of runtime/win.h, in fence epochs.
+ * MPI_Get and MPI_Accumulate on windows of runtime/win.h, in fence and
+ * passive-target epochs.
  *
  * An operation becomes active messages to the target process (progress/
  * am.h), one per contiguous run of the target datatype, cut to the
@@ -25,7 +26,7 @@ struct cdn_op;
 struct cdn_win;
 
 /* Access epochs a window can be in at this process (win->rma_epoch). */
-enum { CDN_RMA_NONE, CDN_RMA_FENCE };
+enum { CDN_RMA_NONE, CDN_RMA_FENCE, CDN_RMA_LOCK, CDN_RMA_LOCK_ALL };
 
 /* One operation: origin (buffer, count, type), target (rank, displacement,
  * count, type); op for an accumulate (NULL: put or get). */
@@ -50,6 +51,17 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
  * answered: they have all taken effect at their targets (a fence's
  * first half; the synchronisation of the processes is its second). */
 void cdn_rma_quiesce(struct cdn_win *w);
+/* Passive target: MPI_Win_lock, _unlock, _lock_all, _unlock_all, and the
+ * flushes (rank -1: every rank).  The lock of a part is kept by its
+ * process's engine (win->lk_*): requests are granted in the order they
+ * came, shared ones together. */
+int cdn_rma_lock(struct cdn_win *w, int type, int rank, int assert, const char *caller);
+int cdn_rma_unlock(struct cdn_win *w, int rank, const char *caller);
+int cdn_rma_lock_all(struct cdn_win *w, int assert, const char *caller);
+int cdn_rma_unlock_all(struct cdn_win *w, const char *caller);
+int cdn_rma_flush(struct cdn_win *w, int rank, const char *caller);
+/* MPI_Win_fence's check: no passive-target epoch is open. */
+int cdn_rma_fence_check(struct cdn_win *w, const char *caller);
 /* The handlers (engine init). */
 void cdn_rma_am_register(void);
 

@@ -122,6 +122,9 @@ void cdn_win_destroy(struct cdn_win *w)
         cdn_errh_release(eh);
     pthread_mutex_destroy(&w->lock);
     pthread_mutex_destroy(&w->acc_lock);
+    pthread_mutex_destroy(&w->lk_lock);
+    free(w->rk);
+    free(w->lk_q);
     free(w);
 }
 
@@ -132,6 +135,7 @@ struct cdn_win *cdn_win_new(int flavor, MPI_Aint size, MPI_Aint disp_unit)
         return NULL;
     pthread_mutex_init(&w->lock, NULL);
     pthread_mutex_init(&w->acc_lock, NULL);
+    pthread_mutex_init(&w->lk_lock, NULL);
     atomic_init(&w->refs, 1);
     w->flavor = flavor;
     w->model = MPI_WIN_UNIFIED;

@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,9 +57,34 @@ struct cdn_win {
     struct cdn_win *prev, *next;     /* the live windows (finalize cleans up) */
     /* RMA (progress/rma.c) */
     atomic_long rma_pending;         /* our operations' messages not yet acknowledged or
-                                      * answered */
+                                      * answered, to any rank */
+    struct cdn_win_rank *rk;         /* per rank of comm: the same to it, our lock on it */
     int rma_epoch;                   /* CDN_RMA_* access epoch open here (the user's calls) */
+    bool fence_ops;                  /* an operation since the last fence */
+    int nlocks;                      /* passive-target locks we hold */
     pthread_mutex_t acc_lock;        /* accumulates into our part apply one at a time */
+    /* our part's lock (passive target): who holds it, who waits, in order */
+    pthread_mutex_t lk_lock;
+    int lk_excl;                     /* an exclusive holder: 1 */
+    int lk_shared;                   /* shared holders */
+    struct cdn_win_waiter *lk_q;     /* a ring of comm->size entries */
+    int lk_head, lk_n;
+};
+
+/* What a process keeps about one rank of a window (runtime/win.c makes
+ * them with the parts). */
+struct cdn_win_rank {
+    atomic_long pending;             /* our messages to it not yet answered */
+    int held;                        /* the lock we hold on it: 0, MPI_LOCK_SHARED or
+                                      * MPI_LOCK_EXCLUSIVE */
+    bool nocheck;                    /* ... taken with MPI_MODE_NOCHECK (no messages) */
+};
+
+/* A lock request waiting at its target. */
+struct cdn_win_waiter {
+    int peer;                        /* world rank; -1: this process */
+    int trank;                       /* the rank it asked the lock of (echoed in the grant) */
+    int type;
 };
 
 /* What a creating call asks for; base is the user's memory for

@@ -13,8 +13,17 @@
  *   - errors: an operation before the first fence and after a fence with
  *     MPI_MODE_NOSUCCEED (MPI_ERR_RMA_SYNC), outside the target's part
  *     (MPI_ERR_RMA_RANGE), a bad rank, differing sizes, a user op, a
- *     dynamic window, a bad assert.
+ *     dynamic window, a bad assert;
+ *   - passive target: an exclusive lock, put and unlock to the right;
+ *     MPI_Win_lock_all, a get from every rank, MPI_Win_flush_all; mutual
+ *     exclusion (every rank increments a counter at rank 0 by get, flush,
+ *     put under an exclusive lock, 20 times); accumulates under
+ *     MPI_Win_lock_all with flushes; MPI_MODE_NOCHECK; MPI_Win_sync;
+ *     1000 gets from a rank that sleeps 3 s without an MPI call, done
+ *     long before it wakes (its engine answers); the epoch errors.
  */
+#include <time.h>
+#include <unistd.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -205,6 +214,150 @@ static void errors(void)
     MPI_Win_free(&dyn);
 }
 
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void passive(void)
+{
+    MPI_Win win;
+    int *part;
+    MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &part, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    for (int i = 0; i < N; i++)
+        part[i] = -1;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int *src = malloc(N * sizeof *src), *got = malloc(N * sizeof *got);
+    for (int i = 0; i < N; i++)
+        src[i] = pat(rank, i);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+    rc |= MPI_Put(src, N, MPI_INT, right, 0, N, MPI_INT, win);
+    rc |= MPI_Win_unlock(right, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    long bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += part[i] != pat(left, i);
+    CHECK(rc == MPI_SUCCESS && bad == 0, "exclusive lock, put, unlock: rc %d, %ld wrong", rc, bad);
+    /* every rank's part from every rank under MPI_Win_lock_all */
+    rc = MPI_Win_lock_all(0, win);
+    bad = 0;
+    for (int r = 0; r < size; r++) {
+        rc |= MPI_Get(got, N, MPI_INT, r, 0, N, MPI_INT, win);
+        rc |= MPI_Win_flush(r, win);
+        int l = (r + size - 1) % size;
+        for (int i = 0; i < N; i++)
+            bad += got[i] != pat(l, i);
+    }
+    rc |= MPI_Win_flush_all(win);
+    rc |= MPI_Win_flush_local_all(win);
+    rc |= MPI_Win_unlock_all(win);
+    CHECK(rc == MPI_SUCCESS && bad == 0, "lock_all, get from every rank: rc %d, %ld wrong", rc,
+          bad);
+    /* mutual exclusion: a read-modify-write of rank 0's counter */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        part[0] = 0;
+    MPI_Win_sync(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_SUCCESS;
+    for (int k = 0; k < 20; k++) {
+        int c = -1;
+        rc |= MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        rc |= MPI_Get(&c, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+        rc |= MPI_Win_flush_local(0, win);
+        c++;
+        rc |= MPI_Put(&c, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+        rc |= MPI_Win_unlock(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    if (rank == 0)
+        CHECK(rc == MPI_SUCCESS && part[0] == 20 * size, "exclusive locks: counter %d, expected %d",
+              part[0], 20 * size);
+    /* accumulates under lock_all, flushed each time */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        part[1] = 0;
+    MPI_Win_sync(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_Win_lock_all(0, win);
+    int one = 1;
+    for (int k = 0; k < 100; k++) {
+        rc |= MPI_Accumulate(&one, 1, MPI_INT, 0, 1, 1, MPI_INT, MPI_SUM, win);
+        rc |= MPI_Win_flush(0, win);
+    }
+    rc |= MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    if (rank == 0)
+        CHECK(rc == MPI_SUCCESS && part[1] == 100 * size, "accumulates under lock_all: %d, "
+              "expected %d", part[1], 100 * size);
+    /* MPI_MODE_NOCHECK */
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_Win_lock(MPI_LOCK_SHARED, left, MPI_MODE_NOCHECK, win);
+    rc |= MPI_Get(got, N, MPI_INT, left, 0, N, MPI_INT, win);
+    rc |= MPI_Win_unlock(left, win);
+    int l2 = (rank + 2 * size - 2) % size;
+    bad = 0;
+    for (int i = 2; i < N; i++)
+        bad += got[i] != pat(l2, i);
+    CHECK(rc == MPI_SUCCESS && bad == 0, "a NOCHECK lock: rc %d, %ld wrong", rc, bad);
+    /* the epoch errors */
+    int x = 0;
+    EXPECT(MPI_Win_unlock(right, win), MPI_ERR_RMA_SYNC, "unlock without a lock");
+    EXPECT(MPI_Win_flush(right, win), MPI_ERR_RMA_SYNC, "flush without a lock");
+    EXPECT(MPI_Win_flush_all(win), MPI_ERR_RMA_SYNC, "flush_all without a lock");
+    EXPECT(MPI_Win_unlock_all(win), MPI_ERR_RMA_SYNC, "unlock_all without lock_all");
+    EXPECT(MPI_Win_lock(7, right, 0, win), MPI_ERR_LOCKTYPE, "a bad lock type");
+    EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, size, 0, win), MPI_ERR_RANK, "a bad rank");
+    EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, MPI_MODE_NOPUT, win), MPI_ERR_ASSERT,
+           "a bad assert");
+    EXPECT(MPI_Put(&x, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC,
+           "a put outside any epoch");
+    MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+    EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win), MPI_ERR_RMA_SYNC, "locked twice");
+    EXPECT(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC, "lock_all while locked");
+    EXPECT(MPI_Win_fence(0, win), MPI_ERR_RMA_SYNC, "a fence while locked");
+    if (size > 1)
+        EXPECT(MPI_Put(&x, 1, MPI_INT, left == right ? rank : left, 0, 1, MPI_INT, win),
+               left == right ? MPI_ERR_RMA_SYNC : MPI_ERR_RMA_SYNC, "a rank not locked");
+    MPI_Win_unlock(right, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* passive-target progress: the target sleeps without an MPI call */
+    if (size >= 2) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) {
+            double t0 = now();
+            while (now() < t0 + 3.0)
+                usleep(100000);  /* no MPI call */
+        } else if (rank == 0) {
+            double t0 = now();
+            rc = MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+            bad = 0;
+            for (int k = 0; k < 1000; k++) {
+                int v = -1;
+                rc |= MPI_Get(&v, 1, MPI_INT, 1, k % N, 1, MPI_INT, win);
+                rc |= MPI_Win_flush(1, win);
+                bad += v != pat(0, k % N);
+            }
+            rc |= MPI_Win_unlock(1, win);
+            double t = now() - t0;
+            CHECK(rc == MPI_SUCCESS && bad == 0 && t < 1.5, "1000 gets from a rank asleep in its "
+                  "computation: %.3f s (it sleeps 3 s), %ld wrong", t, bad);
+            printf("t_rma: 1000 passive-target gets from a sleeping rank in %.1f ms\n", t * 1e3);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(src);
+    free(got);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -243,6 +396,7 @@ int main(int argc, char **argv)
     derived();
     accumulate();
     errors();
+    passive();
     MPI_Finalize();
     return check_summary("t_rma");
 }

@@ -360,26 +360,44 @@ int cdn_MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 
 /* ---- one-sided communication (progress/rma.c) ---- */
 
+/* The result side of MPI_Get_accumulate (NULL: another operation). */
+struct result {
+    void *addr;
+    MPI_Count count;
+    MPI_Datatype type;
+};
+
 /* Check an operation's arguments and start it. */
 static int rma(MPI_Win win, enum cdn_rma_kind kind, const void *oaddr, MPI_Count ocount,
-               MPI_Datatype otype, int trank, MPI_Aint tdisp, MPI_Count tcount,
-               MPI_Datatype ttype, MPI_Op op, const char *caller)
+               MPI_Datatype otype, const struct result *res, int trank, MPI_Aint tdisp,
+               MPI_Count tcount, MPI_Datatype ttype, MPI_Op op, const char *caller)
 {
     WIN_ARG(w, win, caller);
-    if (ocount < 0 || tcount < 0)
+    if (ocount < 0 || tcount < 0 || (res != NULL && res->count < 0))
         return cdn_err(MPI_ERR_COUNT, "%s: %s_count %lld is negative", caller,
-                       ocount < 0 ? "origin" : "target",
-                       (long long)(ocount < 0 ? ocount : tcount));
+                       ocount < 0 ? "origin" : tcount < 0 ? "target" : "result",
+                       (long long)(ocount < 0 ? ocount : tcount < 0 ? tcount : res->count));
     struct cdn_rma_args a = {.oaddr = (void *)oaddr, .ocount = ocount, .trank = trank,
                              .tdisp = tdisp, .tcount = tcount};
-    if ((rc = cdn_datatype_check(otype, caller, &a.odt)) != MPI_SUCCESS ||
-        (rc = cdn_datatype_check(ttype, caller, &a.tdt)) != MPI_SUCCESS)
+    bool acc = kind == CDN_RMA_ACC || kind == CDN_RMA_GACC;
+    /* (a get-accumulate with MPI_NO_OP ignores the origin, whatever its type) */
+    bool no_origin = kind == CDN_RMA_GACC && op == MPI_NO_OP;
+    if ((rc = cdn_datatype_check(ttype, caller, &a.tdt)) != MPI_SUCCESS ||
+        (rc = cdn_datatype_check(no_origin ? ttype : otype, caller, &a.odt)) != MPI_SUCCESS)
         return rc;
-    if (kind == CDN_RMA_ACC && (rc = cdn_op_check(op, a.tdt, true, caller, &a.op)) != MPI_SUCCESS)
+    if (res != NULL) {
+        a.raddr = res->addr;
+        a.rcount = res->count;
+        if ((rc = cdn_datatype_check(res->type, caller, &a.rdt)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (acc && (rc = cdn_op_check(op, a.tdt, true, caller, &a.op)) != MPI_SUCCESS)
         return rc;
-    if (kind == CDN_RMA_ACC && !a.op->builtin)
+    if (acc && !a.op->builtin)
         return cdn_err(MPI_ERR_OP, "%s: an accumulate takes a predefined op, not a user's",
                        caller);
+    if (kind == CDN_RMA_GACC && op == MPI_NO_OP)
+        a.ocount = 0;  /* (the origin buffer is not read) */
     return cdn_rma_op(w, kind, &a, caller);
 }
 
@@ -387,7 +405,7 @@ int cdn_MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype 
                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                   MPI_Datatype target_datatype, MPI_Win win)
 {
-    return rma(win, CDN_RMA_PUT, origin_addr, origin_count, origin_datatype, target_rank,
+    return rma(win, CDN_RMA_PUT, origin_addr, origin_count, origin_datatype, NULL, target_rank,
                target_disp, target_count, target_datatype, MPI_OP_NULL, "MPI_Put");
 }
 
@@ -403,7 +421,7 @@ int cdn_MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin
                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                   MPI_Datatype target_datatype, MPI_Win win)
 {
-    return rma(win, CDN_RMA_GET, origin_addr, origin_count, origin_datatype, target_rank,
+    return rma(win, CDN_RMA_GET, origin_addr, origin_count, origin_datatype, NULL, target_rank,
                target_disp, target_count, target_datatype, MPI_OP_NULL, "MPI_Get");
 }
 
@@ -420,7 +438,7 @@ int cdn_MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                          MPI_Win win)
 {
-    return rma(win, CDN_RMA_ACC, origin_addr, origin_count, origin_datatype, target_rank,
+    return rma(win, CDN_RMA_ACC, origin_addr, origin_count, origin_datatype, NULL, target_rank,
                target_disp, target_count, target_datatype, op, "MPI_Accumulate");
 }
 
@@ -430,6 +448,51 @@ int cdn_MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 {
     return cdn_MPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank,
                                 target_disp, target_count, target_datatype, op, win);
+}
+
+int cdn_MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                             MPI_Datatype origin_datatype, void *result_addr,
+                             MPI_Count result_count, MPI_Datatype result_datatype,
+                             int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                             MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    struct result r = {result_addr, result_count, result_datatype};
+    return rma(win, CDN_RMA_GACC, origin_addr, origin_count, origin_datatype, &r, target_rank,
+               target_disp, target_count, target_datatype, op, "MPI_Get_accumulate");
+}
+
+int cdn_MPI_Get_accumulate(const void *origin_addr, int origin_count,
+                           MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                           MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                           int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win)
+{
+    return cdn_MPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr,
+                                    result_count, result_datatype, target_rank, target_disp,
+                                    target_count, target_datatype, op, win);
+}
+
+int cdn_MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                         int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+    struct result r = {result_addr, 1, datatype};
+    return rma(win, CDN_RMA_GACC, origin_addr, 1, datatype, &r, target_rank, target_disp, 1,
+               datatype, op, "MPI_Fetch_and_op");
+}
+
+int cdn_MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
+                             void *result_addr, MPI_Datatype datatype, int target_rank,
+                             MPI_Aint target_disp, MPI_Win win)
+{
+    const char *fn = "MPI_Compare_and_swap";
+    WIN_ARG(w, win, fn);
+    struct cdn_datatype *dt;
+    if ((rc = cdn_datatype_check(datatype, fn, &dt)) != MPI_SUCCESS)
+        return rc;
+    if (cdn_datatype_basic(dt) != datatype || cdn_datatype_size(dt) == 0)
+        return cdn_err(MPI_ERR_TYPE, "%s: the datatype must be a predefined one", fn);
+    return cdn_rma_cas(w, origin_addr, compare_addr, result_addr, dt, target_rank, target_disp,
+                       fn);
 }
 
 int cdn_MPI_Win_fence(int assert, MPI_Win win)

@@ -23,6 +23,8 @@ enum cdn_am_id {
     CDN_AM_RMA_ACK,
     CDN_AM_RMA_LOCK,
     CDN_AM_RMA_UNLOCK,
+    CDN_AM_RMA_GACC,
+    CDN_AM_RMA_CAS,
     CDN_AM_MAX = 32
 };
 

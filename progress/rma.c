@@ -104,14 +104,36 @@ static char *target_at(struct cdn_win *w, const struct rma_hdr *h, uint64_t len)
 
 /* inout = in op inout over len bytes of the basic type, one accumulate at
  * a time in w's part. */
+static void accumulate_locked(struct cdn_op *op, MPI_Datatype basic, const void *in,
+                              void *inout, uint64_t len)
+{
+    struct cdn_datatype *dt = cdn_datatype_get(basic);
+    if (dt != NULL && op != NULL && cdn_datatype_size(dt) > 0)
+        cdn_op_reduce(op, in, inout, (MPI_Count)len / cdn_datatype_size(dt), dt);
+}
+
 static void accumulate(struct cdn_win *w, struct cdn_op *op, MPI_Datatype basic, const void *in,
                        void *inout, uint64_t len)
 {
-    struct cdn_datatype *dt = cdn_datatype_get(basic);
-    if (dt == NULL || op == NULL || cdn_datatype_size(dt) == 0)
-        return;
     pthread_mutex_lock(&w->acc_lock);
-    cdn_op_reduce(op, in, inout, (MPI_Count)len / cdn_datatype_size(dt), dt);
+    accumulate_locked(op, basic, in, inout, len);
+    pthread_mutex_unlock(&w->acc_lock);
+}
+
+/* A GACC (len bytes, data: the origin's, none for MPI_NO_OP) or a CAS
+ * (data: the new value, then the compare value) at `at`: the old bytes
+ * into old, then the change, under the accumulate lock. */
+static void fetch_change(struct cdn_win *w, bool cas, const struct rma_hdr *h,
+                         const char *data, char *at, char *old)
+{
+    pthread_mutex_lock(&w->acc_lock);
+    memcpy(old, at, (size_t)h->len);
+    if (cas) {
+        if (memcmp(at, data + h->len, (size_t)h->len) == 0)
+            memcpy(at, data, (size_t)h->len);
+    } else if (h->op != (int32_t)MPI_NO_OP) {
+        accumulate_locked(cdn_op_get(h->op), h->basic, data, at, h->len);
+    }
     pthread_mutex_unlock(&w->acc_lock);
 }
 
@@ -240,6 +262,38 @@ static void on_unlock(struct cdn_transport *tp, int peer, const void *data, size
     reply(peer, CDN_AM_RMA_ACK, &a, NULL, 0);
 }
 
+/* A GACC or a CAS: answered with the old data. */
+static void on_fetch(int peer, const void *data, bool cas)
+{
+    struct rma_hdr h;
+    memcpy(&h, data, sizeof h);
+    struct cdn_win *w = cdn_win_find_ctx(h.win);
+    char *at = target_at(w, &h, h.len);
+    char *old = at != NULL ? malloc((size_t)h.len) : NULL;
+    if (old != NULL)
+        fetch_change(w, cas, &h, (const char *)data + sizeof h, at, old);
+    struct rma_hdr d = {.win = h.win, .trank = h.trank, .token = h.token, .pos = h.pos,
+                        .len = old != NULL ? h.len : 0};
+    reply(peer, CDN_AM_RMA_DATA, &d, old, (size_t)d.len);
+    free(old);
+    if (w != NULL)
+        cdn_win_release(w);
+}
+
+static void on_gacc(struct cdn_transport *tp, int peer, const void *data, size_t len)
+{
+    (void)tp;
+    (void)len;
+    on_fetch(peer, data, false);
+}
+
+static void on_cas(struct cdn_transport *tp, int peer, const void *data, size_t len)
+{
+    (void)tp;
+    (void)len;
+    on_fetch(peer, data, true);
+}
+
 static void on_put(struct cdn_transport *tp, int peer, const void *data, size_t len)
 {
     (void)tp;
@@ -302,6 +356,8 @@ void cdn_rma_am_register(void)
     cdn_am_register(CDN_AM_RMA_DATA, on_data);
     cdn_am_register(CDN_AM_RMA_ACK, on_ack);
     cdn_am_register(CDN_AM_RMA_LOCK, on_lock);
+    cdn_am_register(CDN_AM_RMA_GACC, on_gacc);
+    cdn_am_register(CDN_AM_RMA_CAS, on_cas);
     cdn_am_register(CDN_AM_RMA_UNLOCK, on_unlock);
 }
 
@@ -312,6 +368,7 @@ struct walk {
     enum cdn_rma_kind kind;
     const struct cdn_rma_args *a;
     struct cdn_dt_segment oseg;
+    struct cdn_dt_segment rseg;  /* GACC on our own part: the result's stream */
     int peer;                  /* the target's world rank; -1: ourselves */
     uint64_t chunk;            /* the most data bytes a message carries */
     char *msg;                 /* a message being built (header + data) */
@@ -338,15 +395,33 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
                 cdn_dt_pack(&k->oseg, k->pos, at, (MPI_Count)n);
             } else if (k->kind == CDN_RMA_GET) {
                 cdn_dt_unpack(&k->oseg, k->pos, at, (MPI_Count)n);
+            } else if (k->kind == CDN_RMA_GACC) {
+                char *old = k->msg + n;  /* (the message buffer holds both) */
+                if (h.op != (int32_t)MPI_NO_OP)
+                    cdn_dt_pack(&k->oseg, k->pos, k->msg, (MPI_Count)n);
+                fetch_change(k->w, false, &h, k->msg, at, old);
+                cdn_dt_unpack(&k->rseg, k->pos, old, (MPI_Count)n);
             } else {
                 cdn_dt_pack(&k->oseg, k->pos, k->msg, (MPI_Count)n);
                 accumulate(k->w, k->op, k->basic, k->msg, at, n);
             }
-        } else if (k->kind == CDN_RMA_GET) {
+        } else if (k->kind == CDN_RMA_GET ||
+                   (k->kind == CDN_RMA_GACC && h.op == (int32_t)MPI_NO_OP)) {
             h.token = (uint64_t)(uintptr_t)k->get;
             h.pos = (uint64_t)k->pos;
             count_out(k->w, k->a->trank);
-            int rc = cdn_am_send(NULL, k->peer, CDN_AM_RMA_GET, &h, sizeof h);
+            int rc = cdn_am_send(NULL, k->peer,
+                                 k->kind == CDN_RMA_GET ? CDN_AM_RMA_GET : CDN_AM_RMA_GACC,
+                                 &h, sizeof h);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        } else if (k->kind == CDN_RMA_GACC) {
+            h.token = (uint64_t)(uintptr_t)k->get;
+            h.pos = (uint64_t)k->pos;
+            memcpy(k->msg, &h, sizeof h);
+            cdn_dt_pack(&k->oseg, k->pos, k->msg + sizeof h, (MPI_Count)n);
+            count_out(k->w, k->a->trank);
+            int rc = cdn_am_send(NULL, k->peer, CDN_AM_RMA_GACC, k->msg, sizeof h + (size_t)n);
             if (rc != MPI_SUCCESS)
                 return rc;
         } else {
@@ -391,8 +466,8 @@ static int each_run(struct walk *k, MPI_Aint base)
     return MPI_SUCCESS;
 }
 
-int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_args *a,
-               const char *caller)
+/* The rank, the epoch, the flavor and the target range of an operation. */
+static int rma_check(struct cdn_win *w, const struct cdn_rma_args *a, const char *caller)
 {
     if (a->trank == MPI_PROC_NULL)
         return MPI_SUCCESS;
@@ -409,11 +484,7 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return cdn_err(MPI_ERR_RMA_FLAVOR, "%s: windows of MPI_Win_create_dynamic take no "
                        "one-sided operations yet", caller);
-    MPI_Count ob = a->ocount * cdn_datatype_size(a->odt);
     MPI_Count tb = a->tcount * cdn_datatype_size(a->tdt);
-    if (ob != tb)
-        return cdn_err(MPI_ERR_TYPE, "%s: the origin's data is %lld bytes and the target's "
-                       "%lld: the type signatures differ", caller, (long long)ob, (long long)tb);
     const struct cdn_win_part *part = &w->parts[a->trank];
     MPI_Aint base = a->tdisp * part->disp_unit;
     if (tb > 0) {
@@ -426,10 +497,32 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
                            (long long)lo, (long long)hi, a->trank, (long long)part->size,
                            (long long)a->tdisp, (long long)part->disp_unit);
     }
+    return MPI_SUCCESS;
+}
+
+int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_args *a,
+               const char *caller)
+{
+    int rc0 = rma_check(w, a, caller);
+    if (rc0 != MPI_SUCCESS || a->trank == MPI_PROC_NULL)
+        return rc0;
+    bool no_op = kind == CDN_RMA_GACC && a->op != NULL && a->op->handle == MPI_NO_OP;
+    MPI_Count ob = a->ocount * cdn_datatype_size(a->odt);
+    MPI_Count tb = a->tcount * cdn_datatype_size(a->tdt);
+    if (ob != tb && !(kind == CDN_RMA_GACC && no_op))
+        return cdn_err(MPI_ERR_TYPE, "%s: the origin's data is %lld bytes and the target's "
+                       "%lld: the type signatures differ", caller, (long long)ob, (long long)tb);
+    if (kind == CDN_RMA_GACC && a->rcount * cdn_datatype_size(a->rdt) != tb)
+        return cdn_err(MPI_ERR_TYPE, "%s: the result's room is %lld bytes and the target's "
+                       "data %lld", caller, (long long)(a->rcount * cdn_datatype_size(a->rdt)),
+                       (long long)tb);
+    MPI_Aint base = a->tdisp * w->parts[a->trank].disp_unit;
     struct walk k = {.w = w, .kind = kind, .a = a, .op = a->op};
-    if (kind == CDN_RMA_ACC) {
+    if (kind == CDN_RMA_ACC || kind == CDN_RMA_GACC) {
         k.basic = cdn_datatype_basic(a->tdt);
-        MPI_Datatype ob_basic = cdn_datatype_basic(a->odt);
+        MPI_Datatype ob_basic = no_op ? k.basic : cdn_datatype_basic(a->odt);
+        if (kind == CDN_RMA_GACC && cdn_datatype_basic(a->rdt) != k.basic)
+            ob_basic = MPI_DATATYPE_NULL;
         if (k.basic == MPI_DATATYPE_NULL || ob_basic != k.basic)
             return cdn_err(MPI_ERR_TYPE, "%s: an accumulate's origin and target types must be "
                            "built from one and the same predefined type", caller);
@@ -449,37 +542,93 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
     }
     if (k.basic_size > 0)
         k.chunk -= k.chunk % (uint64_t)k.basic_size;  /* whole elements a message */
-    cdn_dt_segment_init(&k.oseg, a->oaddr, a->ocount, a->odt);
-    if (kind == CDN_RMA_GET && k.peer >= 0) {
+    cdn_dt_segment_init(&k.oseg, a->oaddr, no_op ? 0 : a->ocount, a->odt);
+    if (kind == CDN_RMA_GACC)
+        cdn_dt_segment_init(&k.rseg, a->raddr, a->rcount, a->rdt);
+    if ((kind == CDN_RMA_GET || kind == CDN_RMA_GACC) && k.peer >= 0) {
+        /* the answers land in a get's state, which owns the stream they
+         * fill from here: the origin buffer's (get) or the result's */
         struct get_state *g = calloc(1, sizeof *g);
+        if (g != NULL) {
+            g->w = w;
+            g->trank = a->trank;
+            g->seg = kind == CDN_RMA_GET ? k.oseg : k.rseg;
+            g->bytes = tb;
+            g->buf = cdn_dt_segment_contig(&g->seg);
+            g->packed = g->buf == NULL;
+            if (g->packed && (g->buf = malloc((size_t)tb)) == NULL) {
+                free(g);
+                g = NULL;
+            }
+        }
         if (g == NULL) {
             cdn_dt_segment_fini(&k.oseg);
-            return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
-        }
-        g->w = w;
-        g->trank = a->trank;
-        g->seg = k.oseg;  /* (the get owns the segment from here) */
-        g->bytes = tb;
-        g->buf = cdn_dt_segment_contig(&g->seg);
-        g->packed = g->buf == NULL;
-        if (g->packed && (g->buf = malloc((size_t)tb)) == NULL) {
-            cdn_dt_segment_fini(&g->seg);
-            free(g);
+            if (kind == CDN_RMA_GACC)
+                cdn_dt_segment_fini(&k.rseg);
             return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for %lld bytes", caller,
                            (long long)tb);
         }
         atomic_init(&g->left, (long long)tb);
         k.get = g;
-        return each_run(&k, base);
+        if (kind == CDN_RMA_GET)
+            return each_run(&k, base);
     }
+    /* a message's room (for a GACC on our own part, twice: data and old) */
     if (kind != CDN_RMA_GET &&
-        (k.msg = malloc(sizeof(struct rma_hdr) + (size_t)k.chunk)) == NULL) {
+        (k.msg = malloc(2 * (sizeof(struct rma_hdr) + (size_t)k.chunk))) == NULL) {
         cdn_dt_segment_fini(&k.oseg);
+        if (kind == CDN_RMA_GACC && k.peer < 0)
+            cdn_dt_segment_fini(&k.rseg);
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     }
     int rc = each_run(&k, base);
     free(k.msg);
     cdn_dt_segment_fini(&k.oseg);
+    if (kind == CDN_RMA_GACC && k.peer < 0)
+        cdn_dt_segment_fini(&k.rseg);
+    return rc;
+}
+
+int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void *result,
+                struct cdn_datatype *dt, int trank, MPI_Aint tdisp, const char *caller)
+{
+    /* range, rank and epoch as a get of one element; then one message */
+    struct cdn_rma_args a = {.oaddr = result, .ocount = 1, .odt = dt, .trank = trank,
+                             .tdisp = tdisp, .tcount = 1, .tdt = dt};
+    int rc = rma_check(w, &a, caller);
+    if (rc != MPI_SUCCESS || trank == MPI_PROC_NULL)
+        return rc;
+    size_t n = (size_t)cdn_datatype_size(dt);
+    uint64_t off = (uint64_t)(tdisp * w->parts[trank].disp_unit);
+    struct rma_hdr h = {.win = w->comm->context_id, .trank = (uint32_t)trank, .off = off,
+                        .len = n};
+    char *m = malloc(sizeof h + 2 * n);
+    if (m == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    memcpy(m + sizeof h, origin, n);
+    memcpy(m + sizeof h + n, compare, n);
+    if (trank == w->comm->rank) {
+        fetch_change(w, true, &h, m + sizeof h, (char *)w->base + off, result);
+        free(m);
+        return MPI_SUCCESS;
+    }
+    struct get_state *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        free(m);
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    }
+    g->w = w;
+    g->trank = trank;
+    cdn_dt_segment_init(&g->seg, result, 1, dt);
+    g->buf = result;
+    g->bytes = (MPI_Count)n;
+    atomic_init(&g->left, (long long)n);
+    h.token = (uint64_t)(uintptr_t)g;
+    memcpy(m, &h, sizeof h);
+    count_out(w, trank);
+    rc = cdn_am_send(NULL, cdn_comm_world_rank(w->comm, trank), CDN_AM_RMA_CAS, m,
+                     sizeof h + 2 * n);
+    free(m);
     return rc;
 }
 

@@ -39,14 +39,21 @@ struct cdn_rma_args {
     MPI_Count tcount;
     struct cdn_datatype *tdt;
     struct cdn_op *op;
+    void *raddr;                 /* MPI_Get_accumulate: where the old data goes */
+    MPI_Count rcount;
+    struct cdn_datatype *rdt;
 };
 
-enum cdn_rma_kind { CDN_RMA_PUT, CDN_RMA_GET, CDN_RMA_ACC };
+enum cdn_rma_kind { CDN_RMA_PUT, CDN_RMA_GET, CDN_RMA_ACC, CDN_RMA_GACC };
 
 /* Check and start one operation (arguments checked by the caller:
  * handles, counts); MPI_SUCCESS or the error, whose message names caller. */
 int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_args *a,
                const char *caller);
+/* MPI_Compare_and_swap: one element of the predefined type dt (checked
+ * by the caller). */
+int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void *result,
+                struct cdn_datatype *dt, int trank, MPI_Aint tdisp, const char *caller);
 /* Wait until every message of this process's operations on w has been
  * answered: they have all taken effect at their targets (a fence's
  * first half; the synchronisation of the processes is its second). */

@@ -20,7 +20,12 @@
  *     put under an exclusive lock, 20 times); accumulates under
  *     MPI_Win_lock_all with flushes; MPI_MODE_NOCHECK; MPI_Win_sync;
  *     1000 gets from a rank that sleeps 3 s without an MPI call, done
- *     long before it wakes (its engine answers); the epoch errors.
+ *     long before it wakes (its engine answers); the epoch errors;
+ *   - atomics: MPI_Fetch_and_op from every rank 50 times into one counter
+ *     (every fetched value seen exactly once across the ranks), a spin
+ *     lock of MPI_Compare_and_swap guarding a non-atomic get + put
+ *     increment, MPI_Get_accumulate of a vector (MPI_SUM, MPI_NO_OP),
+ *     MPI_REPLACE as a swap.
  */
 #include <time.h>
 #include <unistd.h>
@@ -358,6 +363,102 @@ static void passive(void)
     MPI_Win_free(&win);
 }
 
+static void atomics(void)
+{
+    MPI_Win win;
+    long *part;
+    MPI_Win_allocate(N * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &part, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    for (int i = 0; i < N; i++)
+        part[i] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    enum { K = 50 };
+    long one = 1, got[K];
+    int rc = MPI_Win_lock_all(0, win);
+    for (int k = 0; k < K; k++) {
+        rc |= MPI_Fetch_and_op(&one, &got[k], MPI_LONG, 0, 0, MPI_SUM, win);
+        rc |= MPI_Win_flush(0, win);
+    }
+    rc |= MPI_Win_unlock_all(win);
+    long *all = malloc(sizeof *all * K * (size_t)size);
+    MPI_Allgather(got, K, MPI_LONG, all, K, MPI_LONG, MPI_COMM_WORLD);
+    char *seen = calloc((size_t)(K * size), 1);
+    long bad = 0;
+    for (int i = 0; i < K * size; i++) {
+        if (all[i] < 0 || all[i] >= K * size || seen[all[i]]++)
+            bad++;
+    }
+    CHECK(rc == MPI_SUCCESS && bad == 0, "fetch_and_op: every value fetched once (rc %d, %ld "
+          "wrong)", rc, bad);
+    free(all);
+    free(seen);
+    /* a spin lock of compare_and_swap at part[1] guards part[2] */
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_Win_lock_all(0, win);
+    long me = rank + 1, zero = 0, old;
+    for (int k = 0; k < 20; k++) {
+        do {
+            rc |= MPI_Compare_and_swap(&me, &zero, &old, MPI_LONG, 0, 1, win);
+            rc |= MPI_Win_flush(0, win);
+        } while (old != 0 && rc == MPI_SUCCESS);
+        long c = -1;
+        rc |= MPI_Get(&c, 1, MPI_LONG, 0, 2, 1, MPI_LONG, win);
+        rc |= MPI_Win_flush(0, win);
+        c++;
+        rc |= MPI_Put(&c, 1, MPI_LONG, 0, 2, 1, MPI_LONG, win);
+        rc |= MPI_Win_flush(0, win);
+        rc |= MPI_Compare_and_swap(&zero, &me, &old, MPI_LONG, 0, 1, win);
+        rc |= MPI_Win_flush(0, win);
+        bad += old != me;
+    }
+    rc |= MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    if (rank == 0)
+        CHECK(rc == MPI_SUCCESS && bad == 0 && part[2] == 20 * size && part[1] == 0,
+              "compare_and_swap lock: counter %ld, expected %d (rc %d, %ld bad releases)",
+              part[2], 20 * size, rc, bad);
+    /* get_accumulate of a vector at fence; MPI_NO_OP reads, MPI_REPLACE swaps */
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        part[i] = i;
+    long *v = malloc(N * sizeof *v), *res = malloc(N * sizeof *res);
+    for (int i = 0; i < N; i++)
+        v[i] = 1;
+    MPI_Win_fence(0, win);
+    int right = (rank + 1) % size;
+    rc = MPI_Get_accumulate(v, N, MPI_LONG, res, N, MPI_LONG, right, 0, N, MPI_LONG, MPI_SUM,
+                            win);
+    MPI_Win_fence(0, win);
+    bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += res[i] != i || part[i] != i + 1;
+    MPI_Win_fence(0, win);
+    rc |= MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, res, N, MPI_LONG, right, 0, N, MPI_LONG,
+                             MPI_NO_OP, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        bad += res[i] != i + 1 || part[i] != i + 1;
+    MPI_Win_fence(0, win);  /* (everybody has read its part before the swaps) */
+    long nv = 1000 + rank, prev = -1;
+    rc |= MPI_Fetch_and_op(&nv, &prev, MPI_LONG, right, 5, MPI_REPLACE, win);
+    MPI_Win_fence(0, win);
+    int left = (rank + size - 1) % size;
+    bad += prev != 6 || part[5] != 1000 + left;
+    CHECK(rc == MPI_SUCCESS && bad == 0, "get_accumulate (MPI_SUM, MPI_NO_OP), a swap: rc %d, "
+          "%ld wrong", rc, bad);
+    MPI_Datatype two;
+    MPI_Type_contiguous(2, MPI_LONG, &two);
+    MPI_Type_commit(&two);
+    EXPECT(MPI_Compare_and_swap(&me, &zero, &old, two, 0, 0, win), MPI_ERR_TYPE,
+           "compare_and_swap of a derived type");
+    MPI_Type_free(&two);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    free(v);
+    free(res);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -397,6 +498,7 @@ int main(int argc, char **argv)
     accumulate();
     errors();
     passive();
+    atomics();
     MPI_Finalize();
     return check_summary("t_rma");
 }

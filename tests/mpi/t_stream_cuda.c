@@ -33,11 +33,17 @@ struct fill {
 };
 
 static atomic_bool filled;
+static atomic_bool released;  /* the enqueue calls have returned */
 
 static void fill_slowly(void *p)
 {
     struct fill *f = p;
-    usleep(20000);  /* a send enqueued after it must not read x before it is done */
+    /* a send enqueued after it must not read x before it is done; it waits
+     * until the main thread is past its enqueue calls (which must not wait
+     * for the stream), or 5 s if one of them does wait (then the check of
+     * filled fails) -- not a fixed time, which a loaded run may exceed */
+    for (int i = 0; i < 5000 && !atomic_load(&released); i++)
+        usleep(1000);
     for (int i = 0; i < f->n; i++)
         f->x[i] = f->base + i;
     atomic_store(&filled, true);
@@ -98,6 +104,7 @@ int main(int argc, char **argv)
         CHECK(r == MPI_REQUEST_NULL, "MPIX_Wait_enqueue gives the handle back at once");
         MPIX_Allreduce_enqueue(&one, &sum, 1, MPI_INT, MPI_SUM, gc);
         CHECK(!atomic_load(&filled), "the enqueue calls returned before the stream ran them");
+        atomic_store(&released, true);
         CHECK(cudaStreamSynchronize(cs) == cudaSuccess && sum == 3,
               "after cudaStreamSynchronize: allreduce %d", sum);
     } else {

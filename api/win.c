@@ -22,6 +22,7 @@
 #include "runtime/info.h"
 #include "runtime/win.h"
 #include "coll/coll.h"
+#include "progress/request.h"
 #include "progress/rma.h"
 #include "runtime/datatype.h"
 #include "runtime/op.h"
@@ -370,9 +371,12 @@ struct result {
 /* Check an operation's arguments and start it. */
 static int rma(MPI_Win win, enum cdn_rma_kind kind, const void *oaddr, MPI_Count ocount,
                MPI_Datatype otype, const struct result *res, int trank, MPI_Aint tdisp,
-               MPI_Count tcount, MPI_Datatype ttype, MPI_Op op, const char *caller)
+               MPI_Count tcount, MPI_Datatype ttype, MPI_Op op, MPI_Request *request,
+               const char *caller)
 {
     WIN_ARG(w, win, caller);
+    if (request != NULL)
+        *request = MPI_REQUEST_NULL;
     if (ocount < 0 || tcount < 0 || (res != NULL && res->count < 0))
         return cdn_err(MPI_ERR_COUNT, "%s: %s_count %lld is negative", caller,
                        ocount < 0 ? "origin" : tcount < 0 ? "target" : "result",
@@ -398,7 +402,13 @@ static int rma(MPI_Win win, enum cdn_rma_kind kind, const void *oaddr, MPI_Count
                        caller);
     if (kind == CDN_RMA_GACC && op == MPI_NO_OP)
         a.ocount = 0;  /* (the origin buffer is not read) */
-    return cdn_rma_op(w, kind, &a, caller);
+    struct cdn_request *r = NULL;
+    if (request != NULL)
+        a.req = &r;
+    rc = cdn_rma_op(w, kind, &a, caller);
+    if (r != NULL)
+        *request = cdn_request_publish(r);
+    return rc;
 }
 
 int cdn_MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -406,7 +416,7 @@ int cdn_MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype 
                   MPI_Datatype target_datatype, MPI_Win win)
 {
     return rma(win, CDN_RMA_PUT, origin_addr, origin_count, origin_datatype, NULL, target_rank,
-               target_disp, target_count, target_datatype, MPI_OP_NULL, "MPI_Put");
+               target_disp, target_count, target_datatype, MPI_OP_NULL, NULL, "MPI_Put");
 }
 
 int cdn_MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -422,7 +432,7 @@ int cdn_MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin
                   MPI_Datatype target_datatype, MPI_Win win)
 {
     return rma(win, CDN_RMA_GET, origin_addr, origin_count, origin_datatype, NULL, target_rank,
-               target_disp, target_count, target_datatype, MPI_OP_NULL, "MPI_Get");
+               target_disp, target_count, target_datatype, MPI_OP_NULL, NULL, "MPI_Get");
 }
 
 int cdn_MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -439,7 +449,7 @@ int cdn_MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
                          MPI_Win win)
 {
     return rma(win, CDN_RMA_ACC, origin_addr, origin_count, origin_datatype, NULL, target_rank,
-               target_disp, target_count, target_datatype, op, "MPI_Accumulate");
+               target_disp, target_count, target_datatype, op, NULL, "MPI_Accumulate");
 }
 
 int cdn_MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -458,7 +468,7 @@ int cdn_MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
 {
     struct result r = {result_addr, result_count, result_datatype};
     return rma(win, CDN_RMA_GACC, origin_addr, origin_count, origin_datatype, &r, target_rank,
-               target_disp, target_count, target_datatype, op, "MPI_Get_accumulate");
+               target_disp, target_count, target_datatype, op, NULL, "MPI_Get_accumulate");
 }
 
 int cdn_MPI_Get_accumulate(const void *origin_addr, int origin_count,
@@ -472,12 +482,93 @@ int cdn_MPI_Get_accumulate(const void *origin_addr, int origin_count,
                                     target_count, target_datatype, op, win);
 }
 
+int cdn_MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                   MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Rput: request is NULL");
+    return rma(win, CDN_RMA_PUT, origin_addr, origin_count, origin_datatype, NULL, target_rank,
+               target_disp, target_count, target_datatype, MPI_OP_NULL, request, "MPI_Rput");
+}
+
+int cdn_MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                 int target_rank, MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    return cdn_MPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                          target_count, target_datatype, win, request);
+}
+
+int cdn_MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                   MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Rget: request is NULL");
+    return rma(win, CDN_RMA_GET, origin_addr, origin_count, origin_datatype, NULL, target_rank,
+               target_disp, target_count, target_datatype, MPI_OP_NULL, request, "MPI_Rget");
+}
+
+int cdn_MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                 int target_rank, MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    return cdn_MPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                          target_count, target_datatype, win, request);
+}
+
+int cdn_MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win, MPI_Request *request)
+{
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Raccumulate: request is NULL");
+    return rma(win, CDN_RMA_ACC, origin_addr, origin_count, origin_datatype, NULL, target_rank,
+               target_disp, target_count, target_datatype, op, request, "MPI_Raccumulate");
+}
+
+int cdn_MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                        MPI_Request *request)
+{
+    return cdn_MPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank,
+                                 target_disp, target_count, target_datatype, op, win, request);
+}
+
+int cdn_MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                              MPI_Datatype origin_datatype, void *result_addr,
+                              MPI_Count result_count, MPI_Datatype result_datatype,
+                              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                              MPI_Request *request)
+{
+    if (request == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Rget_accumulate: request is NULL");
+    struct result r = {result_addr, result_count, result_datatype};
+    return rma(win, CDN_RMA_GACC, origin_addr, origin_count, origin_datatype, &r, target_rank,
+               target_disp, target_count, target_datatype, op, request, "MPI_Rget_accumulate");
+}
+
+int cdn_MPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                            MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                            MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                            int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                            MPI_Win win, MPI_Request *request)
+{
+    return cdn_MPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr,
+                                     result_count, result_datatype, target_rank, target_disp,
+                                     target_count, target_datatype, op, win, request);
+}
+
 int cdn_MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                          int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     struct result r = {result_addr, 1, datatype};
     return rma(win, CDN_RMA_GACC, origin_addr, 1, datatype, &r, target_rank, target_disp, 1,
-               datatype, op, "MPI_Fetch_and_op");
+               datatype, op, NULL, "MPI_Fetch_and_op");
 }
 
 int cdn_MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,

@@ -46,6 +46,7 @@ enum cdn_req_kind {
     CDN_REQ_GREQ,       /* generalized (progress/greq.c) */
     CDN_REQ_SCHED,      /* schedule instance (later) */
     CDN_REQ_PART,       /* partitioned (later) */
+    CDN_REQ_RMA,        /* MPI_Rput and the other request-based one-sided operations */
 };
 
 enum cdn_send_mode {

@@ -19,6 +19,7 @@
 
 #include "progress/am.h"
 #include "progress/engine.h"
+#include "progress/request.h"
 #include "runtime/comm.h"
 #include "runtime/datatype.h"
 #include "runtime/datatype_impl.h"
@@ -45,6 +46,7 @@ struct rma_hdr {
 struct get_state {
     struct cdn_win *w;
     int trank;
+    struct cdn_request *req;   /* a request-based form's, completed with it */
     char *buf;                 /* the packed stream: the origin buffer itself when it is
                                 * one run, else a copy unpacked at the end */
     struct cdn_dt_segment seg;
@@ -60,8 +62,27 @@ static void get_done(struct get_state *g)
         free(g->buf);
     }
     cdn_dt_segment_fini(&g->seg);
+    if (g->req != NULL)
+        cdn_request_event(g->req);
     free(g);
 }
+
+/* A request-based put or accumulate in flight: its messages not yet
+ * acknowledged, plus one the walk holds until it has sent them all. */
+struct op_state {
+    struct cdn_request *req;
+    atomic_long left;
+};
+
+static void op_answered(struct op_state *o)
+{
+    if (atomic_fetch_sub(&o->left, 1) == 1) {
+        cdn_request_event(o->req);
+        free(o);
+    }
+}
+
+static const struct cdn_request_ops rma_req_ops = {.name = "one-sided"};
 
 /* A message to rank r of w goes out / its answer came (n of them). */
 static void count_out(struct cdn_win *w, int r)
@@ -157,7 +178,7 @@ static void at_target(int peer, const void *data, enum cdn_rma_kind kind)
     if (w != NULL)
         cdn_win_release(w);
     if (kind != CDN_RMA_GET) {
-        struct rma_hdr a = {.win = h.win, .count = 1, .trank = h.trank};
+        struct rma_hdr a = {.win = h.win, .count = 1, .trank = h.trank, .token = h.token};
         reply(peer, CDN_AM_RMA_ACK, &a, NULL, 0);
     }
 }
@@ -344,6 +365,8 @@ static void on_ack(struct cdn_transport *tp, int peer, const void *data, size_t 
     struct cdn_win *w = cdn_win_find_ctx(h.win);
     if (w == NULL)
         return;
+    if (h.token != 0)
+        op_answered((struct op_state *)(uintptr_t)h.token);
     count_in(w, (int)h.trank, h.count);
     cdn_win_release(w);
 }
@@ -374,6 +397,7 @@ struct walk {
     char *msg;                 /* a message being built (header + data) */
     MPI_Count pos;             /* the packed stream's bytes done */
     struct get_state *get;
+    struct op_state *ost;      /* a request-based put or accumulate's */
     struct cdn_op *op;
     MPI_Datatype basic;
     MPI_Count basic_size;
@@ -425,6 +449,10 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
             if (rc != MPI_SUCCESS)
                 return rc;
         } else {
+            if (k->ost != NULL) {
+                h.token = (uint64_t)(uintptr_t)k->ost;
+                atomic_fetch_add(&k->ost->left, 1);
+            }
             memcpy(k->msg, &h, sizeof h);
             cdn_dt_pack(&k->oseg, k->pos, k->msg + sizeof h, (MPI_Count)n);
             count_out(k->w, k->a->trank);
@@ -500,12 +528,50 @@ static int rma_check(struct cdn_win *w, const struct cdn_rma_args *a, const char
     return MPI_SUCCESS;
 }
 
+static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_args *a,
+                     struct cdn_request *req, const char *caller);
+
 int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_args *a,
                const char *caller)
 {
     int rc0 = rma_check(w, a, caller);
-    if (rc0 != MPI_SUCCESS || a->trank == MPI_PROC_NULL)
+    if (rc0 == MPI_SUCCESS && a->req != NULL && w->rma_epoch != CDN_RMA_LOCK &&
+        w->rma_epoch != CDN_RMA_LOCK_ALL)
+        rc0 = cdn_err(MPI_ERR_RMA_SYNC, "%s: a request-based operation needs a passive-target "
+                      "epoch (MPI_Win_lock or MPI_Win_lock_all)", caller);
+    if (rc0 != MPI_SUCCESS)
         return rc0;
+    if (a->req != NULL) {
+        /* complete once every answer came; born complete when there is
+         * nothing to wait for (MPI_PROC_NULL, no data, our own part) */
+        struct cdn_request *r = cdn_request_alloc(CDN_REQ_RMA, &rma_req_ops, w->comm);
+        if (r == NULL)
+            return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for a request", caller);
+        cdn_status_empty(&r->status);
+        cdn_request_arm(r, 1);
+        *a->req = r;
+        struct cdn_rma_args plain = *a;
+        plain.req = NULL;
+        bool waits = a->trank != MPI_PROC_NULL && a->trank != w->comm->rank &&
+                     a->tcount * cdn_datatype_size(a->tdt) > 0;
+        int rc = waits ? rma_start(w, kind, &plain, r, caller) : cdn_rma_op(w, kind, &plain, caller);
+        if (!waits || rc != MPI_SUCCESS) {
+            if (rc != MPI_SUCCESS)
+                r->status.MPI_ERROR = rc;
+            cdn_request_event(r);
+        }
+        return rc;
+    }
+    if (a->trank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    return rma_start(w, kind, a, NULL, caller);
+}
+
+/* Start a checked operation; req: a request-based form's request, for a
+ * target other than ourselves (completed by the last answer). */
+static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_args *a,
+                     struct cdn_request *req, const char *caller)
+{
     bool no_op = kind == CDN_RMA_GACC && a->op != NULL && a->op->handle == MPI_NO_OP;
     MPI_Count ob = a->ocount * cdn_datatype_size(a->odt);
     MPI_Count tb = a->tcount * cdn_datatype_size(a->tdt);
@@ -569,9 +635,18 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
                            (long long)tb);
         }
         atomic_init(&g->left, (long long)tb);
+        g->req = req;
         k.get = g;
         if (kind == CDN_RMA_GET)
             return each_run(&k, base);
+    }
+    if (req != NULL && (kind == CDN_RMA_PUT || kind == CDN_RMA_ACC)) {
+        if ((k.ost = malloc(sizeof *k.ost)) == NULL) {
+            cdn_dt_segment_fini(&k.oseg);
+            return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+        }
+        k.ost->req = req;
+        atomic_init(&k.ost->left, 1);  /* the walk's */
     }
     /* a message's room (for a GACC on our own part, twice: data and old) */
     if (kind != CDN_RMA_GET &&
@@ -586,6 +661,8 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
     cdn_dt_segment_fini(&k.oseg);
     if (kind == CDN_RMA_GACC && k.peer < 0)
         cdn_dt_segment_fini(&k.rseg);
+    if (k.ost != NULL)
+        op_answered(k.ost);  /* the walk's: every message is out */
     return rc;
 }
 

@@ -23,6 +23,7 @@
 
 struct cdn_datatype;
 struct cdn_op;
+struct cdn_request;
 struct cdn_win;
 
 /* Access epochs a window can be in at this process (win->rma_epoch). */
@@ -42,6 +43,9 @@ struct cdn_rma_args {
     void *raddr;                 /* MPI_Get_accumulate: where the old data goes */
     MPI_Count rcount;
     struct cdn_datatype *rdt;
+    struct cdn_request **req;    /* MPI_Rput and the other request-based forms: gets a
+                                  * request complete once the operation is complete at
+                                  * its target (NULL: none) */
 };
 
 enum cdn_rma_kind { CDN_RMA_PUT, CDN_RMA_GET, CDN_RMA_ACC, CDN_RMA_GACC };

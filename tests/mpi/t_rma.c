@@ -25,7 +25,11 @@
  *     (every fetched value seen exactly once across the ranks), a spin
  *     lock of MPI_Compare_and_swap guarding a non-atomic get + put
  *     increment, MPI_Get_accumulate of a vector (MPI_SUM, MPI_NO_OP),
- *     MPI_REPLACE as a swap.
+ *     MPI_REPLACE as a swap;
+ *   - request-based: MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate
+ *     under MPI_Win_lock_all, to the right, to itself and to MPI_PROC_NULL,
+ *     completed by MPI_Waitall (a put's request completes once it took
+ *     effect: the data is read back at once); refused in a fence epoch.
  */
 #include <time.h>
 #include <unistd.h>
@@ -459,6 +463,56 @@ static void atomics(void)
     MPI_Win_free(&win);
 }
 
+static void requests(void)
+{
+    MPI_Win win;
+    int *part;
+    MPI_Win_allocate(4 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &part,
+                     &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 4 * N; i++)
+        part[i] = i;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int right = (rank + 1) % size;
+    int *src = malloc(N * sizeof *src), *got = malloc(N * sizeof *got);
+    int *old = malloc(N * sizeof *old), *mine = malloc(N * sizeof *mine);
+    for (int i = 0; i < N; i++)
+        src[i] = pat(rank, i);
+    MPI_Request rq[6];
+    int rc = MPI_Win_lock_all(0, win);
+    rc |= MPI_Rput(src, N, MPI_INT, right, 0, N, MPI_INT, win, &rq[0]);
+    rc |= MPI_Rget(mine, N, MPI_INT, rank, N, N, MPI_INT, win, &rq[1]);
+    rc |= MPI_Raccumulate(src, N, MPI_INT, right, 2 * N, N, MPI_INT, MPI_SUM, win, &rq[2]);
+    rc |= MPI_Rget_accumulate(src, N, MPI_INT, old, N, MPI_INT, right, 3 * N, N, MPI_INT,
+                              MPI_REPLACE, win, &rq[3]);
+    rc |= MPI_Rput(src, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, win, &rq[4]);
+    rc |= MPI_Rget(got, 0, MPI_INT, right, 0, 0, MPI_INT, win, &rq[5]);
+    rc |= MPI_Waitall(6, rq, MPI_STATUSES_IGNORE);
+    /* the put took effect once its request completed: read it back */
+    rc |= MPI_Get(got, N, MPI_INT, right, 0, N, MPI_INT, win);
+    rc |= MPI_Win_flush(right, win);
+    long bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += got[i] != pat(rank, i) || mine[i] != N + i || old[i] != 3 * N + i;
+    rc |= MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int left = (rank + size - 1) % size;
+    for (int i = 0; i < N; i++)
+        bad += part[2 * N + i] != 2 * N + i + pat(left, i) || part[3 * N + i] != pat(left, i);
+    CHECK(rc == MPI_SUCCESS && bad == 0, "request-based operations: rc %d, %ld wrong", rc, bad);
+    MPI_Win_fence(0, win);
+    MPI_Request r = MPI_REQUEST_NULL;
+    EXPECT(MPI_Rput(src, 1, MPI_INT, right, 0, 1, MPI_INT, win, &r), MPI_ERR_RMA_SYNC,
+           "MPI_Rput in a fence epoch");
+    CHECK(r == MPI_REQUEST_NULL, "no request from a refused MPI_Rput");
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    free(src);
+    free(got);
+    free(old);
+    free(mine);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -499,6 +553,7 @@ int main(int argc, char **argv)
     errors();
     passive();
     atomics();
+    requests();
     MPI_Finalize();
     return check_summary("t_rma");
 }

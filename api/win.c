@@ -11,6 +11,7 @@
  * (whose argument is a pointer) to MPI_COMM_SELF's, like MPI_Comm_free.
  */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/entry.h"
@@ -666,4 +667,79 @@ int cdn_MPI_Win_sync(MPI_Win win)
     (void)w;
     atomic_thread_fence(memory_order_seq_cst);
     return MPI_SUCCESS;
+}
+
+/* ---- PSCW ---- */
+
+/* The window ranks of group's members (*out: n of them, malloc'd; NULL
+ * when n is 0), or an error naming a member outside the window. */
+static int group_ranks(struct cdn_win *w, MPI_Group group, int **out, int *n, const char *caller)
+{
+    struct cdn_group *g = cdn_group_get(group);
+    *out = NULL;
+    *n = 0;
+    if (g == NULL)
+        return cdn_err(MPI_ERR_GROUP, "%s: 0x%x is not a valid group", caller, (unsigned)group);
+    if (g->size == 0)
+        return MPI_SUCCESS;
+    int *r = malloc(sizeof *r * (size_t)g->size);
+    if (r == NULL)
+        return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+    for (int i = 0; i < g->size; i++) {
+        r[i] = cdn_group_rank_of(w->comm->group, g->world[i]);
+        if (r[i] == MPI_UNDEFINED) {
+            free(r);
+            return cdn_err(MPI_ERR_GROUP, "%s: member %d of the group (world rank %d) is not in "
+                           "the window's group", caller, i, g->world[i]);
+        }
+    }
+    *out = r;
+    *n = g->size;
+    return MPI_SUCCESS;
+}
+
+static int pscw_open(MPI_Group group, int assert, MPI_Win win, bool post, const char *caller)
+{
+    WIN_ARG(w, win, caller);
+    const int known = post ? MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT
+                           : MPI_MODE_NOCHECK;
+    if ((assert & ~known) != 0)
+        return cdn_err(MPI_ERR_ASSERT, "%s: assert 0x%x has bits it does not take", caller,
+                       (unsigned)assert);
+    int *ranks, n;
+    if ((rc = group_ranks(w, group, &ranks, &n, caller)) != MPI_SUCCESS)
+        return rc;
+    rc = post ? cdn_rma_post(w, ranks, n, caller) : cdn_rma_start(w, ranks, n, caller);
+    free(ranks);
+    return rc;
+}
+
+int cdn_MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    return pscw_open(group, assert, win, true, "MPI_Win_post");
+}
+
+int cdn_MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    return pscw_open(group, assert, win, false, "MPI_Win_start");
+}
+
+int cdn_MPI_Win_complete(MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_complete");
+    return cdn_rma_complete(w, "MPI_Win_complete");
+}
+
+int cdn_MPI_Win_wait(MPI_Win win)
+{
+    WIN_ARG(w, win, "MPI_Win_wait");
+    return cdn_rma_wait(w, NULL, "MPI_Win_wait");
+}
+
+int cdn_MPI_Win_test(MPI_Win win, int *flag)
+{
+    WIN_ARG(w, win, "MPI_Win_test");
+    if (flag == NULL)
+        return cdn_err(MPI_ERR_ARG, "MPI_Win_test: flag is NULL");
+    return cdn_rma_wait(w, flag, "MPI_Win_test");
 }

@@ -25,6 +25,8 @@ enum cdn_am_id {
     CDN_AM_RMA_UNLOCK,
     CDN_AM_RMA_GACC,
     CDN_AM_RMA_CAS,
+    CDN_AM_RMA_POST,
+    CDN_AM_RMA_COMPLETE,
     CDN_AM_MAX = 32
 };
 

@@ -355,20 +355,57 @@ static void on_data(struct cdn_transport *tp, int peer, const void *data, size_t
     count_in(w, trank, 1);
 }
 
+/* A message's header, and the window it names with a reference (NULL:
+ * none: freed, in an erroneous program). */
+static struct cdn_win *win_of(const void *data, struct rma_hdr *h)
+{
+    memcpy(h, data, sizeof *h);
+    return cdn_win_find_ctx(h->win);
+}
+
 static void on_ack(struct cdn_transport *tp, int peer, const void *data, size_t len)
 {
     (void)tp;
     (void)peer;
     (void)len;
     struct rma_hdr h;
-    memcpy(&h, data, sizeof h);
-    struct cdn_win *w = cdn_win_find_ctx(h.win);
+    struct cdn_win *w = win_of(data, &h);
     if (w == NULL)
         return;
     if (h.token != 0)
         op_answered((struct op_state *)(uintptr_t)h.token);
     count_in(w, (int)h.trank, h.count);
     cdn_win_release(w);
+}
+
+/* PSCW: a target's MPI_Win_post naming us (trank: its rank), or an
+ * origin's MPI_Win_complete. */
+static void pscw_arrived(const void *data, bool post)
+{
+    struct rma_hdr h;
+    struct cdn_win *w = win_of(data, &h);
+    if (w == NULL)
+        return;
+    atomic_fetch_add_explicit(post ? &w->rk[h.trank].posts : &w->completes, 1,
+                              memory_order_release);
+    cdn_win_release(w);
+    cdn_progress_signal();
+}
+
+static void on_post(struct cdn_transport *tp, int peer, const void *data, size_t len)
+{
+    (void)tp;
+    (void)peer;
+    (void)len;
+    pscw_arrived(data, true);
+}
+
+static void on_complete(struct cdn_transport *tp, int peer, const void *data, size_t len)
+{
+    (void)tp;
+    (void)peer;
+    (void)len;
+    pscw_arrived(data, false);
 }
 
 void cdn_rma_am_register(void)
@@ -381,6 +418,8 @@ void cdn_rma_am_register(void)
     cdn_am_register(CDN_AM_RMA_LOCK, on_lock);
     cdn_am_register(CDN_AM_RMA_GACC, on_gacc);
     cdn_am_register(CDN_AM_RMA_CAS, on_cas);
+    cdn_am_register(CDN_AM_RMA_POST, on_post);
+    cdn_am_register(CDN_AM_RMA_COMPLETE, on_complete);
     cdn_am_register(CDN_AM_RMA_UNLOCK, on_unlock);
 }
 
@@ -503,10 +542,10 @@ static int rma_check(struct cdn_win *w, const struct cdn_rma_args *a, const char
         return cdn_err(MPI_ERR_RANK, "%s: target_rank %d is not a rank of the window's group "
                        "(size %d)", caller, a->trank, w->comm->size);
     if (w->rma_epoch != CDN_RMA_FENCE && w->rma_epoch != CDN_RMA_LOCK_ALL &&
-        w->rk[a->trank].held == 0)
+        w->rk[a->trank].held == 0 && !(w->rma_epoch == CDN_RMA_PSCW && w->rk[a->trank].access))
         return cdn_err(MPI_ERR_RMA_SYNC, "%s: no access epoch to rank %d is open on the window: "
-                       "call MPI_Win_fence, or lock it (MPI_Win_lock, MPI_Win_lock_all) first; "
-                       "PSCW epochs are not implemented yet", caller, a->trank);
+                       "call MPI_Win_fence, lock it (MPI_Win_lock, MPI_Win_lock_all), or start "
+                       "one to it (MPI_Win_start) first", caller, a->trank);
     if (w->rma_epoch == CDN_RMA_FENCE)
         w->fence_ops = true;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
@@ -762,6 +801,9 @@ static int passive_check(struct cdn_win *w, const char *caller)
                        "window: close it (MPI_Win_fence with MPI_MODE_NOSUCCEED) first", caller);
     if (w->rma_epoch == CDN_RMA_LOCK_ALL)
         return cdn_err(MPI_ERR_RMA_SYNC, "%s: the window is locked by MPI_Win_lock_all", caller);
+    if (w->rma_epoch == CDN_RMA_PSCW)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: an access epoch of MPI_Win_start is open on the "
+                       "window", caller);
     return MPI_SUCCESS;
 }
 
@@ -881,5 +923,106 @@ int cdn_rma_fence_check(struct cdn_win *w, const char *caller)
     if (w->nlocks > 0 || w->rma_epoch == CDN_RMA_LOCK_ALL)
         return cdn_err(MPI_ERR_RMA_SYNC, "%s: a passive-target epoch is open on the window "
                        "(unlock first)", caller);
+    if (w->rma_epoch == CDN_RMA_PSCW || w->exposure > 0)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: a PSCW epoch is open on the window (close it "
+                       "with MPI_Win_complete or MPI_Win_wait first)", caller);
+    return MPI_SUCCESS;
+}
+
+/* ---- PSCW ---- */
+
+static int pscw_msg(struct cdn_win *w, int r, unsigned id)
+{
+    if (r == w->comm->rank) {
+        if (id == CDN_AM_RMA_POST)
+            atomic_fetch_add_explicit(&w->rk[r].posts, 1, memory_order_release);
+        else
+            atomic_fetch_add_explicit(&w->completes, 1, memory_order_release);
+        return MPI_SUCCESS;
+    }
+    struct rma_hdr h = {.win = w->comm->context_id, .trank = (uint32_t)w->comm->rank};
+    return cdn_am_send(NULL, cdn_comm_world_rank(w->comm, r), id, &h, sizeof h);
+}
+
+int cdn_rma_post(struct cdn_win *w, const int *ranks, int n, const char *caller)
+{
+    if (w->exposure > 0)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: an exposure epoch is open on the window already "
+                       "(MPI_Win_wait first)", caller);
+    if (w->nlocks > 0 || w->rma_epoch == CDN_RMA_LOCK_ALL)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: a passive-target epoch is open on the window",
+                       caller);
+    atomic_store(&w->completes, 0);
+    w->exposure = n > 0 ? n : -1;  /* (-1: an empty group, open until wait) */
+    for (int i = 0; i < n; i++) {
+        int rc = pscw_msg(w, ranks[i], CDN_AM_RMA_POST);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static bool posted(void *arg)
+{
+    return atomic_load_explicit(&((struct cdn_win_rank *)arg)->posts, memory_order_acquire) > 0;
+}
+
+int cdn_rma_start(struct cdn_win *w, const int *ranks, int n, const char *caller)
+{
+    int rc = passive_check(w, caller);
+    if (rc == MPI_SUCCESS && w->nlocks > 0)
+        rc = cdn_err(MPI_ERR_RMA_SYNC, "%s: ranks of the window are locked", caller);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        struct cdn_win_rank *r = &w->rk[ranks[i]];
+        if (!posted(r))
+            cdn_progress_wait_until(posted, r);
+        atomic_fetch_sub_explicit(&r->posts, 1, memory_order_relaxed);
+        r->access = true;
+    }
+    w->rma_epoch = CDN_RMA_PSCW;
+    return MPI_SUCCESS;
+}
+
+int cdn_rma_complete(struct cdn_win *w, const char *caller)
+{
+    if (w->rma_epoch != CDN_RMA_PSCW)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: no access epoch of MPI_Win_start is open on the "
+                       "window", caller);
+    cdn_rma_quiesce(w);  /* every operation of the epoch took effect */
+    int rc = MPI_SUCCESS;
+    for (int r = 0; r < w->comm->size; r++)
+        if (w->rk[r].access) {
+            w->rk[r].access = false;
+            if (rc == MPI_SUCCESS)
+                rc = pscw_msg(w, r, CDN_AM_RMA_COMPLETE);
+        }
+    w->rma_epoch = CDN_RMA_NONE;
+    return rc;
+}
+
+static bool completed(void *arg)
+{
+    struct cdn_win *w = arg;
+    return w->exposure < 0 ||
+           atomic_load_explicit(&w->completes, memory_order_acquire) >= w->exposure;
+}
+
+int cdn_rma_wait(struct cdn_win *w, int *flag, const char *caller)
+{
+    if (w->exposure == 0)
+        return cdn_err(MPI_ERR_RMA_SYNC, "%s: no exposure epoch of MPI_Win_post is open on the "
+                       "window", caller);
+    if (flag != NULL) {
+        if (!completed(w))
+            cdn_progress_poll();
+        *flag = completed(w);
+        if (!*flag)
+            return MPI_SUCCESS;
+    } else if (!completed(w)) {
+        cdn_progress_wait_until(completed, w);
+    }
+    w->exposure = 0;
     return MPI_SUCCESS;
 }

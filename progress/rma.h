@@ -27,7 +27,7 @@ struct cdn_request;
 struct cdn_win;
 
 /* Access epochs a window can be in at this process (win->rma_epoch). */
-enum { CDN_RMA_NONE, CDN_RMA_FENCE, CDN_RMA_LOCK, CDN_RMA_LOCK_ALL };
+enum { CDN_RMA_NONE, CDN_RMA_FENCE, CDN_RMA_LOCK, CDN_RMA_LOCK_ALL, CDN_RMA_PSCW };
 
 /* One operation: origin (buffer, count, type), target (rank, displacement,
  * count, type); op for an accumulate (NULL: put or get). */
@@ -71,6 +71,15 @@ int cdn_rma_unlock(struct cdn_win *w, int rank, const char *caller);
 int cdn_rma_lock_all(struct cdn_win *w, int assert, const char *caller);
 int cdn_rma_unlock_all(struct cdn_win *w, const char *caller);
 int cdn_rma_flush(struct cdn_win *w, int rank, const char *caller);
+/* PSCW (MPI-4.1 12.5.2): ranks[0..n-1] are the group's ranks in the
+ * window.  post opens an exposure epoch to them, start an access epoch
+ * to them (waiting for each one's post), complete closes the access
+ * epoch once its operations took effect, wait (test: *flag) the exposure
+ * epoch once every origin completed. */
+int cdn_rma_post(struct cdn_win *w, const int *ranks, int n, const char *caller);
+int cdn_rma_start(struct cdn_win *w, const int *ranks, int n, const char *caller);
+int cdn_rma_complete(struct cdn_win *w, const char *caller);
+int cdn_rma_wait(struct cdn_win *w, int *flag, const char *caller);
 /* MPI_Win_fence's check: no passive-target epoch is open. */
 int cdn_rma_fence_check(struct cdn_win *w, const char *caller);
 /* The handlers (engine init). */

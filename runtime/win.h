@@ -62,6 +62,8 @@ struct cdn_win {
     int rma_epoch;                   /* CDN_RMA_* access epoch open here (the user's calls) */
     bool fence_ops;                  /* an operation since the last fence */
     int nlocks;                      /* passive-target locks we hold */
+    int exposure;                    /* PSCW: origins of our open exposure epoch (0: none) */
+    atomic_int completes;            /* ... their MPI_Win_complete calls so far */
     pthread_mutex_t acc_lock;        /* accumulates into our part apply one at a time */
     /* our part's lock (passive target): who holds it, who waits, in order */
     pthread_mutex_t lk_lock;
@@ -78,6 +80,9 @@ struct cdn_win_rank {
     int held;                        /* the lock we hold on it: 0, MPI_LOCK_SHARED or
                                       * MPI_LOCK_EXCLUSIVE */
     bool nocheck;                    /* ... taken with MPI_MODE_NOCHECK (no messages) */
+    atomic_int posts;                /* PSCW: its MPI_Win_post calls naming us, not yet
+                                      * taken by an MPI_Win_start */
+    bool access;                     /* ... it is in our open access epoch */
 };
 
 /* A lock request waiting at its target. */

@@ -29,7 +29,11 @@
  *   - request-based: MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate
  *     under MPI_Win_lock_all, to the right, to itself and to MPI_PROC_NULL,
  *     completed by MPI_Waitall (a put's request completes once it took
- *     effect: the data is read back at once); refused in a fence epoch.
+ *     effect: the data is read back at once); refused in a fence epoch;
+ *   - PSCW: each rank exposes its part to its left neighbour and accesses
+ *     its right one's (MPI_Win_post, MPI_Win_start, MPI_Put and
+ *     MPI_Accumulate, MPI_Win_complete, MPI_Win_wait / MPI_Win_test), three
+ *     rounds, and the epoch errors.
  */
 #include <time.h>
 #include <unistd.h>
@@ -513,6 +517,65 @@ static void requests(void)
     MPI_Win_free(&win);
 }
 
+static void pscw(void)
+{
+    MPI_Win win;
+    int *part;
+    MPI_Win_allocate(2 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &part,
+                     &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Group wg, gl, gr;
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Group_incl(wg, 1, &left, &gl);
+    MPI_Group_incl(wg, 1, &right, &gr);
+    int *src = malloc(N * sizeof *src);
+    long bad = 0;
+    int rc = MPI_SUCCESS;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 2 * N; i++)
+            part[i] = 0;
+        for (int i = 0; i < N; i++)
+            src[i] = pat(rank, i) + round;
+        MPI_Barrier(MPI_COMM_WORLD);  /* (everybody's part is reset) */
+        rc |= MPI_Win_post(gl, 0, win);
+        rc |= MPI_Win_start(gr, 0, win);
+        rc |= MPI_Put(src, N, MPI_INT, right, 0, N, MPI_INT, win);
+        rc |= MPI_Accumulate(src, N, MPI_INT, right, N, N, MPI_INT, MPI_SUM, win);
+        rc |= MPI_Win_complete(win);
+        if (round == 1) {
+            int flag = 0;
+            while (!flag && rc == MPI_SUCCESS)
+                rc |= MPI_Win_test(win, &flag);
+        } else {
+            rc |= MPI_Win_wait(win);
+        }
+        for (int i = 0; i < N; i++)
+            bad += part[i] != pat(left, i) + round || part[N + i] != pat(left, i) + round;
+    }
+    CHECK(rc == MPI_SUCCESS && bad == 0, "PSCW rounds to the right: rc %d, %ld wrong", rc, bad);
+    int x = 0;
+    EXPECT(MPI_Win_complete(win), MPI_ERR_RMA_SYNC, "complete without start");
+    EXPECT(MPI_Win_wait(win), MPI_ERR_RMA_SYNC, "wait without post");
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_Win_post(gl, 0, win);
+    rc |= MPI_Win_start(gr, 0, win);
+    if (size > 2)
+        EXPECT(MPI_Put(&x, 1, MPI_INT, left, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC,
+               "a put to a rank outside the access group");
+    EXPECT(MPI_Win_fence(0, win), MPI_ERR_RMA_SYNC, "a fence in a PSCW epoch");
+    EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win), MPI_ERR_RMA_SYNC, "a lock in one");
+    EXPECT(MPI_Win_post(gl, 0, win), MPI_ERR_RMA_SYNC, "a second post");
+    rc |= MPI_Win_complete(win);
+    rc |= MPI_Win_wait(win);
+    CHECK(rc == MPI_SUCCESS, "the epochs close after the errors: %d", rc);
+    MPI_Group_free(&gl);
+    MPI_Group_free(&gr);
+    MPI_Group_free(&wg);
+    free(src);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -554,6 +617,7 @@ int main(int argc, char **argv)
     passive();
     atomics();
     requests();
+    pscw();
     MPI_Finalize();
     return check_summary("t_rma");
 }

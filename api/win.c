@@ -743,3 +743,26 @@ int cdn_MPI_Win_test(MPI_Win win, int *flag)
         return cdn_err(MPI_ERR_ARG, "MPI_Win_test: flag is NULL");
     return cdn_rma_wait(w, flag, "MPI_Win_test");
 }
+
+/* ---- dynamic windows ---- */
+
+int cdn_MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    WIN_ARG(w, win, "MPI_Win_attach");
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return cdn_err(MPI_ERR_RMA_FLAVOR, "MPI_Win_attach: the window is not one of "
+                       "MPI_Win_create_dynamic");
+    if (size < 0 || (base == NULL && size > 0))
+        return cdn_err(MPI_ERR_ARG, "MPI_Win_attach: %s", size < 0 ? "size is negative"
+                                                                   : "base is NULL");
+    return cdn_win_attach(w, base, size, "MPI_Win_attach");
+}
+
+int cdn_MPI_Win_detach(MPI_Win win, const void *base)
+{
+    WIN_ARG(w, win, "MPI_Win_detach");
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return cdn_err(MPI_ERR_RMA_FLAVOR, "MPI_Win_detach: the window is not one of "
+                       "MPI_Win_create_dynamic");
+    return cdn_win_detach(w, base, "MPI_Win_detach");
+}

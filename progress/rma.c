@@ -118,6 +118,8 @@ static void reply(int peer, unsigned id, struct rma_hdr *h, const void *data, si
  * never made: an erroneous program; the origin's range was checked). */
 static char *target_at(struct cdn_win *w, const struct rma_hdr *h, uint64_t len)
 {
+    if (w != NULL && w->flavor == MPI_WIN_FLAVOR_DYNAMIC)  /* off is an address */
+        return cdn_win_attached(w, (uintptr_t)h->off, len) ? (char *)(uintptr_t)h->off : NULL;
     if (w == NULL || h->off > (uint64_t)w->size || len > (uint64_t)w->size - h->off)
         return NULL;
     return (char *)w->base + h->off;
@@ -548,10 +550,20 @@ static int rma_check(struct cdn_win *w, const struct cdn_rma_args *a, const char
                        "one to it (MPI_Win_start) first", caller, a->trank);
     if (w->rma_epoch == CDN_RMA_FENCE)
         w->fence_ops = true;
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        return cdn_err(MPI_ERR_RMA_FLAVOR, "%s: windows of MPI_Win_create_dynamic take no "
-                       "one-sided operations yet", caller);
     MPI_Count tb = a->tcount * cdn_datatype_size(a->tdt);
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+        /* target_disp is an address at the target (MPI_Get_address): its
+         * engine checks it lies in memory attached there; ours, here */
+        MPI_Aint lo = a->tdisp + cdn_datatype_true_lb(a->tdt);
+        MPI_Aint span = (MPI_Aint)(a->tcount - 1) * cdn_datatype_extent(a->tdt) +
+                        cdn_datatype_true_extent(a->tdt);
+        if (tb > 0 && a->trank == w->comm->rank &&
+            !cdn_win_attached(w, (uintptr_t)lo, (uint64_t)span))
+            return cdn_err(MPI_ERR_RMA_RANGE, "%s: %lld bytes at address 0x%llx are not in memory "
+                           "attached to the window", caller, (long long)span,
+                           (unsigned long long)lo);
+        return MPI_SUCCESS;
+    }
     const struct cdn_win_part *part = &w->parts[a->trank];
     MPI_Aint base = a->tdisp * part->disp_unit;
     if (tb > 0) {

@@ -125,6 +125,7 @@ void cdn_win_destroy(struct cdn_win *w)
     pthread_mutex_destroy(&w->lk_lock);
     free(w->rk);
     free(w->lk_q);
+    free(w->regions);
     free(w);
 }
 
@@ -192,6 +193,62 @@ struct cdn_win *cdn_win_find_ctx(uint32_t ctx)
         }
     pthread_mutex_unlock(&live_lock);
     return found;
+}
+
+int cdn_win_attach(struct cdn_win *w, void *base, MPI_Aint size, const char *caller)
+{
+    char *b = base;
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < w->nregions; i++) {
+        const struct cdn_win_region *r = &w->regions[i];
+        if (b < r->base + r->size && r->base < b + size) {
+            rc = cdn_err(MPI_ERR_RMA_ATTACH, "%s: %ld bytes at %p overlap the %ld attached at %p",
+                         caller, (long)size, base, (long)r->size, (void *)r->base);
+            break;
+        }
+    }
+    if (rc == MPI_SUCCESS && w->nregions == w->capregions) {
+        int cap = w->capregions ? 2 * w->capregions : 8;
+        struct cdn_win_region *p = realloc(w->regions, sizeof *p * (size_t)cap);
+        if (p == NULL) {
+            rc = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
+        } else {
+            w->regions = p;
+            w->capregions = cap;
+        }
+    }
+    if (rc == MPI_SUCCESS)
+        w->regions[w->nregions++] = (struct cdn_win_region){b, size};
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+int cdn_win_detach(struct cdn_win *w, const void *base, const char *caller)
+{
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < w->nregions; i++)
+        if (w->regions[i].base == base) {
+            w->regions[i] = w->regions[--w->nregions];
+            pthread_mutex_unlock(&w->lock);
+            return MPI_SUCCESS;
+        }
+    pthread_mutex_unlock(&w->lock);
+    return cdn_err(MPI_ERR_RMA_ATTACH, "%s: no memory attached to the window starts at %p",
+                   caller, base);
+}
+
+bool cdn_win_attached(struct cdn_win *w, uintptr_t addr, uint64_t len)
+{
+    bool in = false;
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < w->nregions && !in; i++) {
+        uintptr_t b = (uintptr_t)w->regions[i].base;
+        in = addr >= b && len <= (uint64_t)w->regions[i].size &&
+             addr - b <= (uint64_t)w->regions[i].size - len;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return in;
 }
 
 int cdn_win_live(void)

@@ -63,6 +63,8 @@ struct cdn_win {
     bool fence_ops;                  /* an operation since the last fence */
     int nlocks;                      /* passive-target locks we hold */
     int exposure;                    /* PSCW: origins of our open exposure epoch (0: none) */
+    struct cdn_win_region *regions;  /* dynamic: the memory attached (under lock) */
+    int nregions, capregions;
     atomic_int completes;            /* ... their MPI_Win_complete calls so far */
     pthread_mutex_t acc_lock;        /* accumulates into our part apply one at a time */
     /* our part's lock (passive target): who holds it, who waits, in order */
@@ -83,6 +85,12 @@ struct cdn_win_rank {
     atomic_int posts;                /* PSCW: its MPI_Win_post calls naming us, not yet
                                       * taken by an MPI_Win_start */
     bool access;                     /* ... it is in our open access epoch */
+};
+
+/* Memory attached to a dynamic window (MPI_Win_attach). */
+struct cdn_win_region {
+    char *base;
+    MPI_Aint size;
 };
 
 /* A lock request waiting at its target. */
@@ -133,6 +141,14 @@ int cdn_win_apply_info(struct cdn_win *w, struct cdn_info *user);
 /* The live window whose private communicator has context id ctx, with a
  * reference the caller drops (cdn_win_release); NULL when none. */
 struct cdn_win *cdn_win_find_ctx(uint32_t ctx);
+
+/* Dynamic windows: attach [base, base + size) (MPI_ERR_RMA_ATTACH when it
+ * overlaps memory attached already), detach the region at base
+ * (MPI_ERR_RMA_ATTACH when none starts there); does [addr, addr + len)
+ * lie inside one attached region? */
+int cdn_win_attach(struct cdn_win *w, void *base, MPI_Aint size, const char *caller);
+int cdn_win_detach(struct cdn_win *w, const void *base, const char *caller);
+bool cdn_win_attached(struct cdn_win *w, uintptr_t addr, uint64_t len);
 
 /* How many windows have a handle (leak checks). */
 int cdn_win_live(void);

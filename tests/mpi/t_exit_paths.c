@@ -1,7 +1,7 @@
 /*
  * Ways a program ends badly, one per mode; tests/mpi/expect_exit.sh checks
  * the exit status and what was printed.
- *   unimplemented   call MPI_Win_detach (not implemented yet; no window:
+ *   unimplemented   call MPI_Comm_spawn (not implemented yet; on
  *                   MPI_COMM_WORLD's default, fatal, handler)
  *   before-init     call MPI_Comm_rank before MPI_Init
  *   after-finalize  call MPI_Comm_rank after MPI_Finalize
@@ -27,7 +27,9 @@ int main(int argc, char **argv)
     } else {
         MPI_Init(&argc, &argv);
         if (strcmp(mode, "unimplemented") == 0) {
-            rc = MPI_Win_detach(MPI_WIN_NULL, NULL);
+            MPI_Comm ic;
+            rc = MPI_Comm_spawn("t_exit_paths", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0,
+                                MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
         } else if (strcmp(mode, "after-finalize") == 0) {
             MPI_Finalize();
             rc = MPI_Comm_rank(MPI_COMM_WORLD, &rank);

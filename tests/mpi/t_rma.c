@@ -12,8 +12,10 @@
  *   - the large-count forms, MPI_PROC_NULL;
  *   - errors: an operation before the first fence and after a fence with
  *     MPI_MODE_NOSUCCEED (MPI_ERR_RMA_SYNC), outside the target's part
- *     (MPI_ERR_RMA_RANGE), a bad rank, differing sizes, a user op, a
- *     dynamic window, a bad assert;
+ *     (MPI_ERR_RMA_RANGE), a bad rank, differing sizes, a user op, a bad
+ *     assert;
+ *   - a dynamic window: memory attached, its address exchanged, put and
+ *     get at it; the attach errors;
  *   - passive target: an exclusive lock, put and unlock to the right;
  *     MPI_Win_lock_all, a get from every rank, MPI_Win_flush_all; mutual
  *     exclusion (every rank increments a counter at rank 0 by get, flush,
@@ -218,13 +220,54 @@ static void errors(void)
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     EXPECT(MPI_Get(x, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "after NOSUCCEED");
     MPI_Win_free(&win);
+}
+
+/* A dynamic window: memory attached, its address exchanged, put and get
+ * at it; the attach errors. */
+static void dynamic(void)
+{
     MPI_Win dyn;
     MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
     MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+    int *mem = malloc(N * sizeof *mem), *src = malloc(N * sizeof *src);
+    int *got = malloc(N * sizeof *got);
+    for (int i = 0; i < N; i++) {
+        mem[i] = -1;
+        src[i] = pat(rank, i);
+    }
+    int rc = MPI_Win_attach(dyn, mem, N * sizeof(int));
+    MPI_Aint mine, *addr = malloc(sizeof *addr * (size_t)size);
+    MPI_Get_address(mem, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
     MPI_Win_fence(0, dyn);
-    EXPECT(MPI_Put(x, 1, MPI_INT, 0, 0, 1, MPI_INT, dyn), MPI_ERR_RMA_FLAVOR, "a dynamic window");
+    rc |= MPI_Put(src, N, MPI_INT, right, addr[right], N, MPI_INT, dyn);
     MPI_Win_fence(0, dyn);
+    rc |= MPI_Get(got, N, MPI_INT, right, addr[right], N, MPI_INT, dyn);
+    MPI_Win_fence(0, dyn);
+    long bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += mem[i] != pat(left, i) || got[i] != pat(rank, i);
+    CHECK(rc == MPI_SUCCESS && bad == 0, "a dynamic window: rc %d, %ld wrong", rc, bad);
+    int x = 0;
+    EXPECT(MPI_Put(&x, 1, MPI_INT, rank, mine + N * (MPI_Aint)sizeof(int), 1, MPI_INT, dyn),
+           MPI_ERR_RMA_RANGE, "past the memory attached here");
+    EXPECT(MPI_Win_attach(dyn, mem + 1, 4), MPI_ERR_RMA_ATTACH, "an overlapping attach");
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, dyn);
+    EXPECT(MPI_Win_detach(dyn, mem + 1), MPI_ERR_RMA_ATTACH, "detach of memory not attached");
+    EXPECT(MPI_Win_detach(dyn, mem), MPI_SUCCESS, "detach");
+    EXPECT(MPI_Win_detach(dyn, mem), MPI_ERR_RMA_ATTACH, "detach twice");
     MPI_Win_free(&dyn);
+    MPI_Win w2;
+    int *p2;
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &p2, &w2);
+    MPI_Win_set_errhandler(w2, MPI_ERRORS_RETURN);
+    EXPECT(MPI_Win_attach(w2, mem, 4), MPI_ERR_RMA_FLAVOR, "attach to an allocated window");
+    MPI_Win_free(&w2);
+    free(mem);
+    free(src);
+    free(got);
+    free(addr);
 }
 
 static double now(void)
@@ -618,6 +661,7 @@ int main(int argc, char **argv)
     atomics();
     requests();
     pscw();
+    dynamic();
     MPI_Finalize();
     return check_summary("t_rma");
 }

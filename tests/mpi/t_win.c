@@ -365,10 +365,10 @@ static void test_errhandlers(void)
     CHECK(eclass(rc) == MPI_ERR_KEYVAL, "and returned MPI_ERR_KEYVAL");
     rc = MPI_Win_set_name(win, NULL);
     CHECK(win_handler_calls == 2 && win_handler_class == MPI_ERR_ARG, "NULL name: MPI_ERR_ARG");
-    /* MPI_Win_detach is not implemented: it says so on the window's handler */
-    rc = MPI_Win_detach(win, NULL);
-    CHECK(win_handler_calls == 3 && win_handler_class == MPI_ERR_UNSUPPORTED_OPERATION,
-          "MPI_Win_detach: MPI_ERR_UNSUPPORTED_OPERATION on the window (class %d)",
+    /* an RMA call's error goes to the window's handler too */
+    rc = MPI_Win_lock(99, 0, 0, win);
+    CHECK(win_handler_calls == 3 && win_handler_class == MPI_ERR_LOCKTYPE,
+          "MPI_Win_lock of a bad type: MPI_ERR_LOCKTYPE on the window (class %d)",
           win_handler_class);
     CHECK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER) == MPI_SUCCESS && win_handler_calls == 4 &&
               win_handler_class == MPI_ERR_OTHER, "MPI_Win_call_errhandler");

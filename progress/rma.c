@@ -348,6 +348,7 @@ static void on_data(struct cdn_transport *tp, int peer, const void *data, size_t
     struct rma_hdr h;
     memcpy(&h, data, sizeof h);
     struct get_state *g = (struct get_state *)(uintptr_t)h.token;
+    (void)atomic_load_explicit(&g->left, memory_order_acquire);  /* (its fields: rma_start) */
     struct cdn_win *w = g->w;
     memcpy(g->buf + h.pos, (const char *)data + sizeof h, (size_t)h.len);
     /* (a missing window answers with no data: count what was asked) */
@@ -685,8 +686,11 @@ static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn
             return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory for %lld bytes", caller,
                            (long long)tb);
         }
-        atomic_init(&g->left, (long long)tb);
         g->req = req;
+        /* released: the answers' handler reads g after an acquire of left
+         * (its pointer went out and came back through another process,
+         * an order no thread checker sees) */
+        atomic_store_explicit(&g->left, (long long)tb, memory_order_release);
         k.get = g;
         if (kind == CDN_RMA_GET)
             return each_run(&k, base);
@@ -697,7 +701,7 @@ static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn
             return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
         }
         k.ost->req = req;
-        atomic_init(&k.ost->left, 1);  /* the walk's */
+        atomic_store_explicit(&k.ost->left, 1, memory_order_release);  /* the walk's */
     }
     /* a message's room (for a GACC on our own part, twice: data and old) */
     if (kind != CDN_RMA_GET &&
@@ -750,7 +754,7 @@ int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void
     cdn_dt_segment_init(&g->seg, result, 1, dt);
     g->buf = result;
     g->bytes = (MPI_Count)n;
-    atomic_init(&g->left, (long long)n);
+    atomic_store_explicit(&g->left, (long long)n, memory_order_release);  /* (as above) */
     h.token = (uint64_t)(uintptr_t)g;
     memcpy(m, &h, sizeof h);
     count_out(w, trank);

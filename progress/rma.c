@@ -114,15 +114,22 @@ static void reply(int peer, unsigned id, struct rma_hdr *h, const void *data, si
         free(m);
 }
 
+/* Byte off of this process's part: an address itself in a dynamic window
+ * (whose base is MPI_BOTTOM). */
+static char *part_at(const struct cdn_win *w, uint64_t off)
+{
+    return w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (char *)(uintptr_t)off : (char *)w->base + off;
+}
+
 /* The target part's bytes [off, off + len), or NULL (a window freed or
  * never made: an erroneous program; the origin's range was checked). */
 static char *target_at(struct cdn_win *w, const struct rma_hdr *h, uint64_t len)
 {
     if (w != NULL && w->flavor == MPI_WIN_FLAVOR_DYNAMIC)  /* off is an address */
-        return cdn_win_attached(w, (uintptr_t)h->off, len) ? (char *)(uintptr_t)h->off : NULL;
+        return cdn_win_attached(w, (uintptr_t)h->off, len) ? part_at(w, h->off) : NULL;
     if (w == NULL || h->off > (uint64_t)w->size || len > (uint64_t)w->size - h->off)
         return NULL;
-    return (char *)w->base + h->off;
+    return part_at(w, h->off);
 }
 
 /* inout = in op inout over len bytes of the basic type, one accumulate at
@@ -456,7 +463,7 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
                             .op = (int32_t)(k->op != NULL ? k->op->handle : 0),
                             .basic = (int32_t)k->basic};
         if (k->peer < 0) {  /* our own part: now */
-            char *at = (char *)k->w->base + off;
+            char *at = part_at(k->w, off);
             if (k->kind == CDN_RMA_PUT) {
                 cdn_dt_pack(&k->oseg, k->pos, at, (MPI_Count)n);
             } else if (k->kind == CDN_RMA_GET) {
@@ -740,7 +747,7 @@ int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void
     memcpy(m + sizeof h, origin, n);
     memcpy(m + sizeof h + n, compare, n);
     if (trank == w->comm->rank) {
-        fetch_change(w, true, &h, m + sizeof h, (char *)w->base + off, result);
+        fetch_change(w, true, &h, m + sizeof h, part_at(w, off), result);
         free(m);
         return MPI_SUCCESS;
     }

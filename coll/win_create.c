@@ -11,7 +11,13 @@
  * unless "alloc_shared_noncontig" is true; then each part starts on a
  * 64-byte boundary), and the others map it through /proc/<pid>/fd/<fd>
  * while rank 0 keeps the descriptor open.  Every process therefore sees
- * every part at its own address.
+ * every part at its own address.  Allocated windows whose processes are
+ * all on this node get the same segment (each part on a 64-byte
+ * boundary), so that one-sided operations between them are loads and
+ * stores (progress/rma.c) with no part for the target's threads; with
+ * CADENCE_RMA_DIRECT=0 they keep private memory.  Behind the parts the
+ * segment holds one process-shared mutex per part, each process's made
+ * by it: whoever applies an accumulate to a part takes that part's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +30,9 @@
 #include <unistd.h>
 
 #include "coll/comm_create.h"
+#include "progress/rma.h"
 #include "runtime/comm.h"
+#include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/group.h"
 #include "runtime/info.h"
@@ -61,11 +69,33 @@ static bool all_local(const struct cdn_comm *comm)
     return true;
 }
 
+/* The segment's bytes: the parts, then the accumulate locks. */
+static size_t segment_len(const struct cdn_win *w, int n, bool noncontig, size_t *locks_at)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += part_span(w->parts[i].size, noncontig);
+    *locks_at = (total + WIN_ALIGN - 1) & ~(size_t)(WIN_ALIGN - 1);
+    return *locks_at + (size_t)n * sizeof(pthread_mutex_t);
+}
+
+/* Make this process's accumulate lock in the segment (0 or an errno). */
+static int lock_init(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t a;
+    int e = pthread_mutexattr_init(&a);
+    if (e == 0 && (e = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED)) == 0)
+        e = pthread_mutex_init(m, &a);
+    pthread_mutexattr_destroy(&a);
+    return e;
+}
+
 /* Map the shared segment of every part; collective over x (the window's
- * communicator), with one outcome for all. */
+ * communicator), with one outcome for all.  A shared window's layout is
+ * its hint's (rank 0's decides), an allocated window's noncontiguous. */
 static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
 {
-    /* rank 0's hint decides the layout for everybody */
+    bool shared = w->flavor == MPI_WIN_FLAVOR_SHARED;
     char v[8];
     struct {
         pid_t pid;
@@ -73,12 +103,11 @@ static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
         int err;        /* errno at rank 0 */
         int noncontig;
     } seg = {getpid(), -1, 0, 0};
-    seg.noncontig = cdn_info_lookup(w->info, "alloc_shared_noncontig", v, sizeof v, NULL) &&
-                    strcmp(v, "true") == 0;
-    size_t total = 0;
-    for (int i = 0; i < x->n; i++)
-        total += part_span(w->parts[i].size, seg.noncontig);
-    if (total == 0)
+    seg.noncontig = !shared ||
+                    (cdn_info_lookup(w->info, "alloc_shared_noncontig", v, sizeof v, NULL) &&
+                     strcmp(v, "true") == 0);
+    size_t locks_at, total = segment_len(w, x->n, seg.noncontig, &locks_at);
+    if (locks_at == 0)
         return MPI_SUCCESS;  /* every part empty: nothing to map (same answer everywhere) */
     if (x->me == 0) {
         seg.fd = memfd_create("cadence-win", MFD_CLOEXEC);
@@ -89,11 +118,10 @@ static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
     if (rc != MPI_SUCCESS)
         return rc;
     bool noncontig = seg.noncontig;
-    if (cdn_info_set(w->info, "alloc_shared_noncontig", noncontig ? "true" : "false") != MPI_SUCCESS)
+    if (shared && cdn_info_set(w->info, "alloc_shared_noncontig",
+                               noncontig ? "true" : "false") != MPI_SUCCESS)
         seg.err = seg.err != 0 ? seg.err : ENOMEM;  /* fails below, with everybody */
-    total = 0;
-    for (int i = 0; i < x->n; i++)
-        total += part_span(w->parts[i].size, noncontig);
+    total = segment_len(w, x->n, noncontig, &locks_at);
     int err = seg.err, fd = seg.fd;
     if (err == 0 && x->me != 0) {
         char path[64];
@@ -110,6 +138,8 @@ static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
     }
     if (x->me != 0 && fd >= 0)
         close(fd);
+    if (err == 0)  /* ours, before anybody can use it (the allreduce below) */
+        err = lock_init((pthread_mutex_t *)((char *)map + locks_at) + x->me);
     /* rank 0 keeps its descriptor open until everybody has mapped */
     int worst = err;
     rc = cdn_xchg_allreduce(x, &worst, 1, MPI_INT, MPI_MAX);
@@ -127,6 +157,7 @@ static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
     }
     w->shm = map;
     w->shm_len = total;
+    w->acc_locks = (pthread_mutex_t *)((char *)map + locks_at);
     size_t off = 0;
     for (int i = 0; i < x->n; i++) {
         w->parts[i].base = (char *)map + off;
@@ -167,10 +198,19 @@ static int gather_parts(struct cdn_win *w, struct cdn_xchg *x, int mine, const c
     return MPI_SUCCESS;
 }
 
-/* This process's memory, before anything is exchanged. */
-static int local_part(struct cdn_win *w, const struct cdn_win_args *a, const char *caller)
+/* Does the window get a shared segment (mapped once the sizes are known)? */
+static bool mapped(const struct cdn_comm *comm, int flavor)
 {
-    switch (a->flavor) {
+    return flavor == MPI_WIN_FLAVOR_SHARED ||
+           (flavor == MPI_WIN_FLAVOR_ALLOCATE && comm->size > 1 && all_local(comm) &&
+            cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) != 0);
+}
+
+/* This process's memory, before anything is exchanged. */
+static int local_part(struct cdn_win *w, const struct cdn_win_args *a, bool map,
+                      const char *caller)
+{
+    switch (map ? MPI_WIN_FLAVOR_SHARED : a->flavor) {
     case MPI_WIN_FLAVOR_CREATE:
         w->base = a->base;
         break;
@@ -199,7 +239,8 @@ int cdn_win_create(struct cdn_comm *comm, const struct cdn_win_args *a, struct c
         cdn_win_destroy(w);
         return rc;
     }
-    int mine = local_part(w, a, caller);
+    bool map = mapped(comm, a->flavor);
+    int mine = local_part(w, a, map, caller);
     if (mine == MPI_SUCCESS && cdn_win_apply_info(w, a->info) != MPI_SUCCESS)
         mine = cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     if (mine == MPI_SUCCESS && a->flavor == MPI_WIN_FLAVOR_SHARED && !all_local(comm))
@@ -209,8 +250,10 @@ int cdn_win_create(struct cdn_comm *comm, const struct cdn_win_args *a, struct c
     struct cdn_xchg x;
     cdn_xchg_all(&x, w->comm, CDN_TAG_WIN);
     rc = gather_parts(w, &x, mine, caller);
-    if (rc == MPI_SUCCESS && a->flavor == MPI_WIN_FLAVOR_SHARED)
+    if (rc == MPI_SUCCESS && map)
         rc = shm_setup(w, &x, caller);
+    if (rc == MPI_SUCCESS)
+        cdn_rma_setup(w);
     if (rc == MPI_SUCCESS)
         rc = cdn_win_publish(w, caller);
     if (rc != MPI_SUCCESS) {

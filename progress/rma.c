@@ -21,6 +21,7 @@
 #include "progress/engine.h"
 #include "progress/request.h"
 #include "runtime/comm.h"
+#include "runtime/config.h"
 #include "runtime/datatype.h"
 #include "runtime/datatype_impl.h"
 #include "runtime/error.h"
@@ -114,11 +115,20 @@ static void reply(int peer, unsigned id, struct rma_hdr *h, const void *data, si
         free(m);
 }
 
-/* Byte off of this process's part: an address itself in a dynamic window
- * (whose base is MPI_BOTTOM). */
+/* Where rank r's part starts here, when it is ours or mapped here: the
+ * address its offsets add to (0 for our part of a dynamic window, whose
+ * offsets are addresses: its base is MPI_BOTTOM). */
+static uintptr_t map_base(const struct cdn_win *w, int r)
+{
+    if (r != w->comm->rank)
+        return (uintptr_t)w->parts[r].base;
+    return w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : (uintptr_t)w->base;
+}
+
+/* Byte off of this process's part. */
 static char *part_at(const struct cdn_win *w, uint64_t off)
 {
-    return w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (char *)(uintptr_t)off : (char *)w->base + off;
+    return (char *)(map_base(w, w->comm->rank) + off);
 }
 
 /* The target part's bytes [off, off + len), or NULL (a window freed or
@@ -142,21 +152,30 @@ static void accumulate_locked(struct cdn_op *op, MPI_Datatype basic, const void 
         cdn_op_reduce(op, in, inout, (MPI_Count)len / cdn_datatype_size(dt), dt);
 }
 
-static void accumulate(struct cdn_win *w, struct cdn_op *op, MPI_Datatype basic, const void *in,
-                       void *inout, uint64_t len)
+/* The lock of rank r's part, for whoever applies an accumulate there:
+ * the window's own when r is us and nothing else reaches our part. */
+static pthread_mutex_t *acc_mutex(struct cdn_win *w, int r)
 {
-    pthread_mutex_lock(&w->acc_lock);
+    return w->acc_locks != NULL ? &w->acc_locks[r] : &w->acc_lock;
+}
+
+static void accumulate(struct cdn_win *w, int r, struct cdn_op *op, MPI_Datatype basic,
+                       const void *in, void *inout, uint64_t len)
+{
+    pthread_mutex_t *m = acc_mutex(w, r);
+    pthread_mutex_lock(m);
     accumulate_locked(op, basic, in, inout, len);
-    pthread_mutex_unlock(&w->acc_lock);
+    pthread_mutex_unlock(m);
 }
 
 /* A GACC (len bytes, data: the origin's, none for MPI_NO_OP) or a CAS
- * (data: the new value, then the compare value) at `at`: the old bytes
- * into old, then the change, under the accumulate lock. */
-static void fetch_change(struct cdn_win *w, bool cas, const struct rma_hdr *h,
+ * (data: the new value, then the compare value) at `at` in rank r's part:
+ * the old bytes into old, then the change, under the accumulate lock. */
+static void fetch_change(struct cdn_win *w, int r, bool cas, const struct rma_hdr *h,
                          const char *data, char *at, char *old)
 {
-    pthread_mutex_lock(&w->acc_lock);
+    pthread_mutex_t *m = acc_mutex(w, r);
+    pthread_mutex_lock(m);
     memcpy(old, at, (size_t)h->len);
     if (cas) {
         if (memcmp(at, data + h->len, (size_t)h->len) == 0)
@@ -164,7 +183,7 @@ static void fetch_change(struct cdn_win *w, bool cas, const struct rma_hdr *h,
     } else if (h->op != (int32_t)MPI_NO_OP) {
         accumulate_locked(cdn_op_get(h->op), h->basic, data, at, h->len);
     }
-    pthread_mutex_unlock(&w->acc_lock);
+    pthread_mutex_unlock(m);
 }
 
 /* A PUT, ACC or GET from world rank peer: do it, and answer. */
@@ -182,7 +201,7 @@ static void at_target(int peer, const void *data, enum cdn_rma_kind kind)
     } else if (at != NULL && kind == CDN_RMA_PUT) {
         memcpy(at, payload, (size_t)h.len);
     } else if (at != NULL) {
-        accumulate(w, cdn_op_get(h.op), h.basic, payload, at, h.len);
+        accumulate(w, w->comm->rank, cdn_op_get(h.op), h.basic, payload, at, h.len);
     }
     if (w != NULL)
         cdn_win_release(w);
@@ -301,7 +320,7 @@ static void on_fetch(int peer, const void *data, bool cas)
     char *at = target_at(w, &h, h.len);
     char *old = at != NULL ? malloc((size_t)h.len) : NULL;
     if (old != NULL)
-        fetch_change(w, cas, &h, (const char *)data + sizeof h, at, old);
+        fetch_change(w, w->comm->rank, cas, &h, (const char *)data + sizeof h, at, old);
     struct rma_hdr d = {.win = h.win, .trank = h.trank, .token = h.token, .pos = h.pos,
                         .len = old != NULL ? h.len : 0};
     reply(peer, CDN_AM_RMA_DATA, &d, old, (size_t)d.len);
@@ -433,6 +452,94 @@ void cdn_rma_am_register(void)
     cdn_am_register(CDN_AM_RMA_UNLOCK, on_unlock);
 }
 
+static atomic_ulong via_count[CDN_RMA_NVIA];
+
+void cdn_rma_counts(unsigned long out[CDN_RMA_NVIA])
+{
+    for (int i = 0; i < CDN_RMA_NVIA; i++)
+        out[i] = atomic_load_explicit(&via_count[i], memory_order_relaxed);
+}
+
+/* A transport's one-sided copy, waited for where it is made. */
+struct xfer_wait {
+    struct cdn_xfer x;
+    atomic_bool done;
+    int err;
+};
+
+static void xfer_done(struct cdn_xfer *x, int err)
+{
+    struct xfer_wait *t = (struct xfer_wait *)x;
+    t->err = err;
+    atomic_store_explicit(&t->done, true, memory_order_release);
+}
+
+static bool xfer_over(void *arg)
+{
+    return atomic_load_explicit(&((struct xfer_wait *)arg)->done, memory_order_acquire);
+}
+
+/* Move n bytes between local and address `at` of world rank peer's memory
+ * by tp's one-sided copy; MPI_SUCCESS or its error. */
+static int xfer(struct cdn_transport *tp, int peer, bool put, char *local, uint64_t at,
+                uint64_t n)
+{
+    struct xfer_wait t = {.x = {.peer = peer, .bytes = n, .rkey = {.addr = at},
+                                .on_done = xfer_done}};
+    if (put)
+        t.x.src = local;
+    else
+        t.x.dst = local;
+    int rc = put ? tp->ops->put(tp, &t.x) : tp->ops->get(tp, &t.x);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!xfer_over(&t))
+        cdn_progress_wait_until(xfer_over, &t);
+    return t.err;
+}
+
+/* How operations reach rank r's part: loads and stores when it is ours
+ * or mapped here and the engine reaches its process through shared
+ * memory (under CADENCE_TRANSPORTS=tcp a mapped part is still reached
+ * by messages, as a remote one would be); the transport's copy when the
+ * transport can write and read that process's memory by address (no
+ * registration: CMA) and a one-byte read of its part works (the kernel
+ * may refuse CMA); else active messages. */
+static int way_to(struct cdn_win *w, int r, bool direct)
+{
+    if (r == w->comm->rank)
+        return CDN_RMA_VIA_MAP;
+    int peer = cdn_comm_world_rank(w->comm, r);
+    struct cdn_transport *tp = direct ? cdn_progress_transport_for(peer) : NULL;
+    if (tp == NULL)
+        return CDN_RMA_VIA_AM;
+    if (w->shm != NULL)
+        return strcmp(tp->ops->name, "shm") == 0 ? CDN_RMA_VIA_MAP : CDN_RMA_VIA_AM;
+    unsigned both = CDN_TP_CAP_GET | CDN_TP_CAP_PUT;
+    char probe;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || (tp->caps & both) != both ||
+        tp->ops->mem_reg != NULL || w->parts[r].size == 0 ||
+        xfer(tp, peer, false, &probe, (uint64_t)(uintptr_t)w->parts[r].base, 1) != MPI_SUCCESS)
+        return CDN_RMA_VIA_AM;
+    return CDN_RMA_VIA_XFER;
+}
+
+void cdn_rma_setup(struct cdn_win *w)
+{
+    bool direct = cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) != 0;
+    for (int r = 0; r < w->comm->size; r++)
+        w->rk[r].via = way_to(w, r, direct);
+}
+
+/* How an operation of this kind goes to rank r (the copy moves puts' and
+ * gets' data only). */
+static int via_for(const struct cdn_win *w, int r, enum cdn_rma_kind kind)
+{
+    int via = w->rk[r].via;
+    return via == CDN_RMA_VIA_XFER && kind != CDN_RMA_PUT && kind != CDN_RMA_GET ? CDN_RMA_VIA_AM
+                                                                                   : via;
+}
+
 /* One operation on its way: the runs of the target datatype, each cut to
  * the message size, against the origin's packed stream. */
 struct walk {
@@ -440,10 +547,16 @@ struct walk {
     enum cdn_rma_kind kind;
     const struct cdn_rma_args *a;
     struct cdn_dt_segment oseg;
-    struct cdn_dt_segment rseg;  /* GACC on our own part: the result's stream */
-    int peer;                  /* the target's world rank; -1: ourselves */
-    uint64_t chunk;            /* the most data bytes a message carries */
-    char *msg;                 /* a message being built (header + data) */
+    struct cdn_dt_segment rseg;  /* GACC by loads and stores: the result's stream */
+    int via;                   /* CDN_RMA_VIA_* */
+    int peer;                  /* the target's world rank (XFER, AM) */
+    struct cdn_transport *tp;  /* XFER: the transport reaching it */
+    uintptr_t at;              /* MAP: where the target part's byte 0 is here (a dynamic
+                                * window's offsets are addresses: 0); XFER: there */
+    char *contig;              /* the origin's stream when it is contiguous, else NULL */
+    uint64_t chunk;            /* the most data bytes a message (a copy) carries */
+    char *msg;                 /* a message being built (header + data), or a bounce
+                                * buffer (XFER, MAP accumulates) */
     MPI_Count pos;             /* the packed stream's bytes done */
     struct get_state *get;
     struct op_state *ost;      /* a request-based put or accumulate's */
@@ -462,22 +575,35 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
                             .off = off, .len = n,
                             .op = (int32_t)(k->op != NULL ? k->op->handle : 0),
                             .basic = (int32_t)k->basic};
-        if (k->peer < 0) {  /* our own part: now */
-            char *at = part_at(k->w, off);
+        if (k->via == CDN_RMA_VIA_MAP) {  /* loads and stores, now */
+            char *at = (char *)(k->at + off);
+            int r = k->a->trank;
+            /* an accumulate's origin data: in place, or packed */
+            const char *in = k->contig != NULL ? k->contig + k->pos : k->msg;
+            if (k->kind != CDN_RMA_PUT && k->kind != CDN_RMA_GET && k->contig == NULL &&
+                h.op != (int32_t)MPI_NO_OP)
+                cdn_dt_pack(&k->oseg, k->pos, k->msg, (MPI_Count)n);
             if (k->kind == CDN_RMA_PUT) {
                 cdn_dt_pack(&k->oseg, k->pos, at, (MPI_Count)n);
             } else if (k->kind == CDN_RMA_GET) {
                 cdn_dt_unpack(&k->oseg, k->pos, at, (MPI_Count)n);
             } else if (k->kind == CDN_RMA_GACC) {
-                char *old = k->msg + n;  /* (the message buffer holds both) */
-                if (h.op != (int32_t)MPI_NO_OP)
-                    cdn_dt_pack(&k->oseg, k->pos, k->msg, (MPI_Count)n);
-                fetch_change(k->w, false, &h, k->msg, at, old);
+                char *old = k->msg + n;  /* (the buffer holds both) */
+                fetch_change(k->w, r, false, &h, in, at, old);
                 cdn_dt_unpack(&k->rseg, k->pos, old, (MPI_Count)n);
             } else {
-                cdn_dt_pack(&k->oseg, k->pos, k->msg, (MPI_Count)n);
-                accumulate(k->w, k->op, k->basic, k->msg, at, n);
+                accumulate(k->w, r, k->op, k->basic, in, at, n);
             }
+        } else if (k->via == CDN_RMA_VIA_XFER) {
+            bool put = k->kind == CDN_RMA_PUT;
+            char *local = k->contig != NULL ? k->contig + k->pos : k->msg;
+            if (put && k->contig == NULL)
+                cdn_dt_pack(&k->oseg, k->pos, local, (MPI_Count)n);
+            int rc = xfer(k->tp, k->peer, put, local, k->at + off, n);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            if (!put && k->contig == NULL)
+                cdn_dt_unpack(&k->oseg, k->pos, local, (MPI_Count)n);
         } else if (k->kind == CDN_RMA_GET ||
                    (k->kind == CDN_RMA_GACC && h.op == (int32_t)MPI_NO_OP)) {
             h.token = (uint64_t)(uintptr_t)k->get;
@@ -611,8 +737,8 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
         *a->req = r;
         struct cdn_rma_args plain = *a;
         plain.req = NULL;
-        bool waits = a->trank != MPI_PROC_NULL && a->trank != w->comm->rank &&
-                     a->tcount * cdn_datatype_size(a->tdt) > 0;
+        bool waits = a->trank != MPI_PROC_NULL && a->tcount * cdn_datatype_size(a->tdt) > 0 &&
+                     via_for(w, a->trank, kind) == CDN_RMA_VIA_AM;
         int rc = waits ? rma_start(w, kind, &plain, r, caller) : cdn_rma_op(w, kind, &plain, caller);
         if (!waits || rc != MPI_SUCCESS) {
             if (rc != MPI_SUCCESS)
@@ -655,22 +781,33 @@ static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn
     }
     if (tb == 0)
         return MPI_SUCCESS;
-    int self = w->comm->rank;
-    k.peer = a->trank == self ? -1 : cdn_comm_world_rank(w->comm, a->trank);
-    if (k.peer >= 0) {
+    k.via = via_for(w, a->trank, kind);
+    atomic_fetch_add_explicit(&via_count[k.via], 1, memory_order_relaxed);
+    k.peer = cdn_comm_world_rank(w->comm, a->trank);
+    cdn_dt_segment_init(&k.oseg, a->oaddr, no_op ? 0 : a->ocount, a->odt);
+    k.contig = no_op ? NULL : cdn_dt_segment_contig(&k.oseg);
+    bool data_only = kind == CDN_RMA_PUT || kind == CDN_RMA_GET;
+    if (k.via == CDN_RMA_VIA_AM) {
         struct cdn_transport *tp = cdn_progress_transport_for(k.peer);
-        if (tp == NULL || tp->am_max <= sizeof(struct rma_hdr) + 64)
+        if (tp == NULL || tp->am_max <= sizeof(struct rma_hdr) + 64) {
+            cdn_dt_segment_fini(&k.oseg);
             return cdn_err(MPI_ERR_OTHER, "%s: no transport reaches rank %d", caller, a->trank);
+        }
         k.chunk = tp->am_max - sizeof(struct rma_hdr);
     } else {
-        k.chunk = 64 * 1024;
+        /* a put's or a get's runs whole, unless they pass through the
+         * bounce buffer */
+        k.chunk = data_only && (k.via == CDN_RMA_VIA_MAP || k.contig != NULL) ? UINT64_MAX
+                                                                             : 256 * 1024;
+        k.at = map_base(w, a->trank);  /* (XFER: the address in the target's process) */
+        if (k.via == CDN_RMA_VIA_XFER)
+            k.tp = cdn_progress_transport_for(k.peer);
     }
     if (k.basic_size > 0)
         k.chunk -= k.chunk % (uint64_t)k.basic_size;  /* whole elements a message */
-    cdn_dt_segment_init(&k.oseg, a->oaddr, no_op ? 0 : a->ocount, a->odt);
     if (kind == CDN_RMA_GACC)
         cdn_dt_segment_init(&k.rseg, a->raddr, a->rcount, a->rdt);
-    if ((kind == CDN_RMA_GET || kind == CDN_RMA_GACC) && k.peer >= 0) {
+    if ((kind == CDN_RMA_GET || kind == CDN_RMA_GACC) && k.via == CDN_RMA_VIA_AM) {
         /* the answers land in a get's state, which owns the stream they
          * fill from here: the origin buffer's (get) or the result's */
         struct get_state *g = calloc(1, sizeof *g);
@@ -710,18 +847,21 @@ static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn
         k.ost->req = req;
         atomic_store_explicit(&k.ost->left, 1, memory_order_release);  /* the walk's */
     }
-    /* a message's room (for a GACC on our own part, twice: data and old) */
-    if (kind != CDN_RMA_GET &&
-        (k.msg = malloc(2 * (sizeof(struct rma_hdr) + (size_t)k.chunk))) == NULL) {
+    /* a message's room, or the bounce buffer's (for a GACC by loads and
+     * stores, twice: data and old) */
+    bool room = k.via == CDN_RMA_VIA_AM
+                    ? kind != CDN_RMA_GET
+                    : k.chunk != UINT64_MAX && !(kind == CDN_RMA_ACC && k.contig != NULL);
+    if (room && (k.msg = malloc(2 * (sizeof(struct rma_hdr) + (size_t)k.chunk))) == NULL) {
         cdn_dt_segment_fini(&k.oseg);
-        if (kind == CDN_RMA_GACC && k.peer < 0)
+        if (kind == CDN_RMA_GACC && k.via != CDN_RMA_VIA_AM)
             cdn_dt_segment_fini(&k.rseg);
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     }
     int rc = each_run(&k, base);
     free(k.msg);
     cdn_dt_segment_fini(&k.oseg);
-    if (kind == CDN_RMA_GACC && k.peer < 0)
+    if (kind == CDN_RMA_GACC && k.via != CDN_RMA_VIA_AM)
         cdn_dt_segment_fini(&k.rseg);
     if (k.ost != NULL)
         op_answered(k.ost);  /* the walk's: every message is out */
@@ -746,8 +886,11 @@ int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     memcpy(m + sizeof h, origin, n);
     memcpy(m + sizeof h + n, compare, n);
-    if (trank == w->comm->rank) {
-        fetch_change(w, true, &h, m + sizeof h, part_at(w, off), result);
+    int via = via_for(w, trank, CDN_RMA_GACC);
+    atomic_fetch_add_explicit(&via_count[via], 1, memory_order_relaxed);
+    if (via == CDN_RMA_VIA_MAP) {
+        fetch_change(w, trank, true, &h, m + sizeof h, (char *)(map_base(w, trank) + off),
+                     result);
         free(m);
         return MPI_SUCCESS;
     }
@@ -777,8 +920,16 @@ static bool quiet(void *arg)
     return atomic_load_explicit(&w->rma_pending, memory_order_acquire) == 0;
 }
 
+/* Our loads and stores into mapped parts are done before whatever
+ * follows (the synchronisation that makes them visible to the target). */
+static void stores_done(void)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
 void cdn_rma_quiesce(struct cdn_win *w)
 {
+    stores_done();
     if (!quiet(w))
         cdn_progress_wait_until(quiet, w);
 }
@@ -793,6 +944,7 @@ static bool rank_quiet(void *arg)
 
 static void rank_quiesce(struct cdn_win *w, int r)
 {
+    stores_done();
     if (!rank_quiet(&w->rk[r]))
         cdn_progress_wait_until(rank_quiet, &w->rk[r]);
 }

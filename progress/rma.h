@@ -9,12 +9,17 @@
  * whichever of its threads polls, its progress thread included, so the
  * target's application takes no part -- writes, reads or accumulates into
  * its part of the window and answers (an acknowledgement, or the data).
+ * A target on this node is reached without its threads where the memory
+ * allows: loads and stores into a part mapped here (allocated and shared
+ * windows of one node), or the transport's one-sided copy (puts and gets
+ * on created windows: CMA).
  * The origin counts its messages not yet answered (win->rma_pending); a
  * fence waits for that count to reach zero, then synchronises the
  * window's processes: every operation of the epoch has then taken effect
  * at its target.  An operation on this process's own part is done in the
- * call.  Accumulates into one part apply one at a time (win->acc_lock),
- * element-wise atomic as the standard asks.
+ * call.  Accumulates into one part apply one at a time (win->acc_lock, or
+ * the part's process-shared lock in a mapped window, which the origins
+ * on the node take as well), element-wise atomic as the standard asks.
  */
 #ifndef CDN_RMA_H
 #define CDN_RMA_H
@@ -25,6 +30,12 @@ struct cdn_datatype;
 struct cdn_op;
 struct cdn_request;
 struct cdn_win;
+
+/* How this process's operations reach a rank's part (win->rk[r].via):
+ * loads and stores (its own part, or one mapped here from the window's
+ * shared segment), the transport's one-sided copy (puts and gets; the
+ * others as active messages), or active messages its engine applies. */
+enum { CDN_RMA_VIA_MAP = 1, CDN_RMA_VIA_XFER, CDN_RMA_VIA_AM, CDN_RMA_NVIA };
 
 /* Access epochs a window can be in at this process (win->rma_epoch). */
 enum { CDN_RMA_NONE, CDN_RMA_FENCE, CDN_RMA_LOCK, CDN_RMA_LOCK_ALL, CDN_RMA_PSCW };
@@ -84,5 +95,11 @@ int cdn_rma_wait(struct cdn_win *w, int *flag, const char *caller);
 int cdn_rma_fence_check(struct cdn_win *w, const char *caller);
 /* The handlers (engine init). */
 void cdn_rma_am_register(void);
+/* A new window's ways to each rank (coll/win_create.c, once its parts are
+ * known). */
+void cdn_rma_setup(struct cdn_win *w);
+/* Operations this process started, by the way they went (index
+ * CDN_RMA_VIA_*; CADENCE_TRANSPORT_REPORT prints them). */
+void cdn_rma_counts(unsigned long out[CDN_RMA_NVIA]);
 
 #endif

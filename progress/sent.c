@@ -6,6 +6,7 @@
 
 #include "progress/engine.h"
 #include "progress/match.h"
+#include "progress/rma.h"
 #include "runtime/config.h"
 #include "progress/staging.h"
 #include "progress/threadq.h"
@@ -84,6 +85,12 @@ void cdn_sent_print(void)
             cdn_rt.world_rank, asked, allocated);
     fprintf(stderr, "cadence: rank %d: immediate sends complete at the call %lu\n",
             cdn_rt.world_rank, atomic_load(&cdn_sent_at_call));
+    unsigned long via[CDN_RMA_NVIA];
+    cdn_rma_counts(via);
+    if (via[CDN_RMA_VIA_MAP] + via[CDN_RMA_VIA_XFER] + via[CDN_RMA_VIA_AM] > 0)
+        fprintf(stderr, "cadence: rank %d: one-sided operations by loads and stores %lu, by "
+                "the transport's copy %lu, by active messages %lu\n", cdn_rt.world_rank,
+                via[CDN_RMA_VIA_MAP], via[CDN_RMA_VIA_XFER], via[CDN_RMA_VIA_AM]);
     unsigned long tq[CDN_TQ_NCOUNTS];
     cdn_tq_counts(tq);
     if (tq[CDN_TQ_CELL] + tq[CDN_TQ_SPILL] > 0)

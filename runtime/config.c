@@ -32,6 +32,12 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_USER_PROGRESS_NAP_US", "integer", "50", "library",
      "Microseconds a progress thread started by MPIX_Start_progress_thread sleeps between "
      "polls once it has found nothing for CADENCE_PROGRESS_SPIN polls (docs/tasks.md)."},
+    {"CADENCE_RMA_DIRECT", "integer", "1", "library",
+     "1: one-sided operations reach a target of this node without its threads: an allocated "
+     "window of one node's processes lives in a shared segment, and puts, gets and "
+     "accumulates on it are loads and stores; puts and gets on created windows go by the "
+     "transport's one-sided copy (CMA). 0: every operation is an active message the target's "
+     "engine applies (docs/rma.md). Every process of a job must use the same value."},
     {"CADENCE_WORK_SHARING", "integer", "1", "library",
      "1: a thread idle in MPI (waiting, or the progress thread with nothing of its own) "
      "drains the queues of a thread-communicator rank of its process that is away from MPI "

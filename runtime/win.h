@@ -5,8 +5,9 @@
  * traffic never meets the user's messages, and knows every process's base,
  * size and displacement unit, gathered once at creation.
  *
- * RMA communication moves data through it (progress/rma.c): MPI_Put,
- * MPI_Get and MPI_Accumulate in fence epochs so far.
+ * RMA communication moves data through it (progress/rma.c).  On one node
+ * an allocated window's parts live in one shared segment, as a shared
+ * window's do, so that the processes reach each other's parts directly.
  */
 #ifndef CDN_WIN_H
 #define CDN_WIN_H
@@ -43,8 +44,11 @@ struct cdn_win {
     int disp_unit;
     struct cdn_win_part *parts;      /* one per rank of comm */
     void *mem;                       /* allocate flavor: freed with the window */
-    void *shm;                       /* shared flavor: the whole mapped segment */
+    void *shm;                       /* shared flavor, and allocate on one node: the whole
+                                      * mapped segment (every part, then acc_locks) */
     size_t shm_len;
+    pthread_mutex_t *acc_locks;      /* in shm: part r's accumulate lock (process-shared),
+                                      * taken by whoever applies one there, any process */
     pthread_mutex_t lock;            /* name, info */
     char name[MPI_MAX_OBJECT_NAME];
     struct cdn_info *info;           /* the hints in force, with their values */
@@ -66,7 +70,8 @@ struct cdn_win {
     struct cdn_win_region *regions;  /* dynamic: the memory attached (under lock) */
     int nregions, capregions;
     atomic_int completes;            /* ... their MPI_Win_complete calls so far */
-    pthread_mutex_t acc_lock;        /* accumulates into our part apply one at a time */
+    pthread_mutex_t acc_lock;        /* accumulates into our part apply one at a time
+                                      * (acc_locks[our rank] instead when mapped) */
     /* our part's lock (passive target): who holds it, who waits, in order */
     pthread_mutex_t lk_lock;
     int lk_excl;                     /* an exclusive holder: 1 */
@@ -85,6 +90,8 @@ struct cdn_win_rank {
     atomic_int posts;                /* PSCW: its MPI_Win_post calls naming us, not yet
                                       * taken by an MPI_Win_start */
     bool access;                     /* ... it is in our open access epoch */
+    int via;                         /* how our operations reach its part: CDN_RMA_VIA_*
+                                      * (progress/rma.h), 0 until the first one */
 };
 
 /* Memory attached to a dynamic window (MPI_Win_attach). */

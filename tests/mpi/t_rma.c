@@ -9,7 +9,9 @@
  *   - derived datatypes on both sides (vectors of different strides);
  *   - MPI_Accumulate from every rank at once into rank 0 (MPI_SUM, then
  *     MPI_MAX, MPI_REPLACE of one rank, MPI_NO_OP), and into itself;
- *   - the large-count forms, MPI_PROC_NULL;
+ *   - the large-count forms (every one: MPI_Accumulate_c and
+ *     MPI_Get_accumulate_c into rank 0 from every rank, the request-based
+ *     _c forms to the right), MPI_PROC_NULL;
  *   - errors: an operation before the first fence and after a fence with
  *     MPI_MODE_NOSUCCEED (MPI_ERR_RMA_SYNC), outside the target's part
  *     (MPI_ERR_RMA_RANGE), a bad rank, differing sizes, a user op, a bad
@@ -250,6 +252,59 @@ static void errors(void)
     EXPECT(MPI_Win_fence(0x7fff0000, win), MPI_ERR_ASSERT, "a bad assert");
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     EXPECT(MPI_Get(x, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "after NOSUCCEED");
+    free_win(&win);
+}
+
+/* The large-count forms the sections above do not use, under
+ * MPI_Win_lock_all: MPI_Accumulate_c from every rank into rank 0 (read
+ * back by MPI_Get_accumulate_c with MPI_NO_OP), and the request-based _c
+ * forms to the right neighbour, whose results follow from the left one's
+ * data. */
+static void large_counts(void)
+{
+    MPI_Win win;
+    long *part;
+    make_win(3 * N * sizeof(long), sizeof(long), &part, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 3 * N; i++)
+        part[i] = 0;
+    long *v = malloc(N * sizeof *v), *got = malloc(N * sizeof *got);
+    long *old = malloc(N * sizeof *old), *sum = malloc(N * sizeof *sum);
+    for (int i = 0; i < N; i++)
+        v[i] = (long)rank * N + i;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Request r[4];
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = MPI_Win_lock_all(0, win);
+    rc |= MPI_Accumulate_c(v, N, MPI_LONG, 0, N, N, MPI_LONG, MPI_SUM, win);
+    rc |= MPI_Rput_c(v, N, MPI_LONG, right, 0, N, MPI_LONG, win, &r[0]);
+    rc |= MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    rc |= MPI_Win_flush_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);  /* every put and accumulate took effect */
+    rc |= MPI_Rget_c(got, N, MPI_LONG, right, 0, N, MPI_LONG, win, &r[1]);
+    rc |= MPI_Raccumulate_c(v, N, MPI_LONG, right, 2 * N, N, MPI_LONG, MPI_SUM, win, &r[2]);
+    rc |= MPI_Waitall(2, &r[1], MPI_STATUSES_IGNORE);
+    rc |= MPI_Rget_accumulate_c(v, N, MPI_LONG, old, N, MPI_LONG, right, 2 * N, N, MPI_LONG,
+                                MPI_SUM, win, &r[3]);
+    rc |= MPI_Wait(&r[3], MPI_STATUS_IGNORE);
+    rc |= MPI_Get_accumulate_c(NULL, 0, MPI_LONG, sum, N, MPI_LONG, 0, N, N, MPI_LONG,
+                               MPI_NO_OP, win);
+    rc |= MPI_Win_flush(0, win);
+    rc |= MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    long bad = 0, ranks = (long)size * (size - 1) / 2;
+    for (int i = 0; i < N; i++) {
+        long mine = (long)rank * N + i, theirs = (long)left * N + i;
+        bad += got[i] != mine || old[i] != mine || sum[i] != ranks * N + (long)size * i;
+        bad += part[i] != theirs || part[2 * N + i] != 2 * theirs;
+    }
+    CHECK(rc == MPI_SUCCESS && bad == 0, "the large-count accumulates and request-based forms: "
+          "rc %d, %ld wrong", rc, bad);
+    free(v);
+    free(got);
+    free(old);
+    free(sum);
     free_win(&win);
 }
 
@@ -689,6 +744,7 @@ int main(int argc, char **argv)
     passive();
     atomics();
     requests();
+    large_counts();
     pscw();
     dynamic();
     MPI_Finalize();

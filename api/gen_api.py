@@ -97,6 +97,9 @@ class Function:
                 return HANDLE_OBJECTS[p.type], p.name
         if self.name.startswith('MPI_File_'):
             return 'cdn_err_raise_file', 'MPI_FILE_NULL'
+        if self.name == 'MPI_Win_free':  # a free that fails leaves the window: its handler
+            p = self.params[0]
+            return 'cdn_err_raise_win', f'({p.name} != NULL ? *{p.name} : MPI_WIN_NULL)'
         return 'cdn_err_raise_self', None
 
 

@@ -147,6 +147,17 @@ int cdn_MPI_Win_free(MPI_Win *win)
     if (win == NULL)
         return cdn_err(MPI_ERR_ARG, "MPI_Win_free: win is NULL");
     WIN_ARG(w, *win, "MPI_Win_free");
+    if (w->nlocks > 0 || w->rma_epoch == CDN_RMA_LOCK_ALL || w->rma_epoch == CDN_RMA_PSCW ||
+        w->exposure != 0)
+        return cdn_err(MPI_ERR_RMA_SYNC, "MPI_Win_free: an epoch is open on the window (unlock "
+                       "it, or close the PSCW epoch with MPI_Win_complete or MPI_Win_wait, "
+                       "first)");
+    /* A barrier, as the standard asks: nobody's memory goes while another
+     * process may still reach it (a lock request on its way, a load from
+     * a mapped part). */
+    cdn_rma_quiesce(w);
+    if ((rc = cdn_coll_barrier_direct("MPI_Win_free", w->comm)) != MPI_SUCCESS)
+        return rc;
     /* Delete callbacks see the window still valid (MPI-4.1 7.7.3). */
     rc = cdn_attr_delete_all(&w->attrs, *win, "MPI_Win_free");
     cdn_win_unpublish(w);

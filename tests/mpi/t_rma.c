@@ -703,6 +703,28 @@ static void pscw(void)
     free_win(&win);
 }
 
+/* MPI_Win_free is a barrier: rank 1 frees at once, and must still take
+ * rank 0's lock, put and unlock, which come later (its memory, its own,
+ * holds the put when the free returns); a free with a lock held is
+ * MPI_ERR_RMA_SYNC. */
+static void free_sync(void)
+{
+    int mem = -1, v = 7, rc = MPI_SUCCESS;
+    MPI_Win win;
+    MPI_Win_create(&mem, sizeof mem, sizeof mem, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    if (rank == 0 && size > 1) {
+        usleep(100000);  /* the others are in MPI_Win_free by now */
+        rc |= MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+        rc |= MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+        EXPECT(MPI_Win_free(&win), MPI_ERR_RMA_SYNC, "MPI_Win_free with a lock held");
+        rc |= MPI_Win_unlock(1, win);
+    }
+    rc |= MPI_Win_free(&win);
+    CHECK(rc == MPI_SUCCESS && win == MPI_WIN_NULL && mem == (rank == 1 ? v : -1),
+          "MPI_Win_free waits for the others: rc %d, memory %d", rc, mem);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -747,6 +769,7 @@ int main(int argc, char **argv)
     large_counts();
     pscw();
     dynamic();
+    free_sync();
     MPI_Finalize();
     return check_summary("t_rma");
 }

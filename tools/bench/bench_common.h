@@ -124,6 +124,16 @@ static void counts(long bytes, int small, int small_skip, int large, int large_s
     }
 }
 
+/* The counts of windows of `window` messages of b bytes each (osu_bw's
+ * loop): up to 8 KiB OSU's 10,000 windows; above, at most 1,000 and no
+ * more than 4 GiB per size (a full 1,000 windows of 64 x 4 MiB is 256 GiB). */
+static inline void bw_counts(long b, int window, int *iters, int *skip)
+{
+    long cap = (4L << 30) / (window * (b ? b : 1));
+    int large = cap < 1000 ? (cap > 8 ? (int)cap : 8) : 1000;
+    counts(b, 10000, 100, large, large / 10 < 10 ? large / 10 + 1 : 10, iters, skip);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

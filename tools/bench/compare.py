@@ -5,6 +5,7 @@
     tools/bench/compare.py --check --from build/bench/table.csv
     tools/bench/compare.py BENCH ... [--reps N] [--nothread] [--load N]
     tools/bench/compare.py part [--reps N] [--quick] [--check] [--out DIR]
+    tools/bench/compare.py rma [--reps N] [--quick] [--check] [--out DIR]
 
 Each benchmark is built with every MPI's own compiler wrapper and run with
 its own launcher in the same invocation, alternating between the MPIs on
@@ -14,17 +15,17 @@ collbench.c is the mean over OSU Micro-Benchmarks' iteration counts after a
 warm-up; a repetition is one launch; summaries give the median over the
 repetitions [min-max].
 
-`table` (the default) runs every benchmark below except pack and the TCP
-ones for Cadence, MPICH, Open MPI and cadence-nothread, 3 repetitions, and
-writes DIR/table.csv (every measurement), DIR/table.md (median [min-max]
-per row, the ratio Cadence / better of MPICH and Open MPI, the goal and
-whether it is met, the command line) and DIR/<bench>.png (gnuplot).  With
---load N it also runs `latency-load` (8 B and 64 KiB ping-pong) beside N
-busy processes; the other benchmarks stay unloaded.  A benchmark's round
-(every MPI once) that finds the two vCPUs apart before or after it (the
-cache-line round trip above --gate-rtt, 120 ns) is run again after they
-come near: the hypervisor's placement moves every small-message row of
-every MPI by up to 5x.
+`table` (the default) runs every benchmark below except pack, the TCP
+ones and the rma group for Cadence, MPICH, Open MPI and cadence-nothread,
+3 repetitions, and writes DIR/table.csv (every measurement), DIR/table.md
+(median [min-max] per row, the ratio Cadence / better of MPICH and Open
+MPI, the goal and whether it is met, the command line) and DIR/<bench>.png
+(gnuplot).  With --load N it also runs `latency-load` (8 B and 64 KiB
+ping-pong) beside N busy processes; the other benchmarks stay unloaded.
+A benchmark's round (every MPI once) that finds the two vCPUs apart
+before or after it (the cache-line round trip above --gate-rtt, 120 ns) is
+run again after they come near: the hypervisor's placement moves every
+small-message row of every MPI by up to 5x.
 
 --check evaluates the goals (GOALS below) on the medians of the run it
 makes (the table run unless benchmarks are named), or with --from FILE on
@@ -103,6 +104,26 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               own: `compare.py part` writes DIR/table.csv, DIR/table.md and
               DIR/<bench>.png (DIR: build/bench/part unless --out) and checks
               the partitioned goals; not part of the default table run
+  rma_put_lat_lockall rma_get_lat_lockall rma_put_lat_fence rma_get_lat_fence
+  rma_acc_lat rma_fop_lat rma_cas_lat (group rma, with the five below)
+              rmabench.c, 2 ranks, rank 0 the origin: MPI_Put / MPI_Get /
+              MPI_Accumulate (doubles, MPI_SUM) of 8 B-1 MiB, MPI_Fetch_and_op
+              and MPI_Compare_and_swap of one int64, each followed by
+              MPI_Win_flush under MPI_Win_lock_all (the target in
+              MPI_Barrier meanwhile) or by MPI_Win_fence on both ranks (us)
+  rma_put_bw_lockall rma_get_bw_lockall rma_put_bw_fence rma_get_bw_fence
+              64 puts / gets at a time, then the flush or fence (MB/s)
+  rma_passive seed 003's passive target: 1000 flushed gets of one int under
+              MPI_Win_lock from a rank asleep for 10 s (2 s with --quick)
+              without an MPI call (ms, size column 8)
+  rma_passive-tcp, rma_put_lat_lockall-tcp, rma_get_lat_lockall-tcp
+              the same over TCP (RMA_TCP_ONLY: TCP_ONLY, and Open MPI's
+              osc/pt2pt, as its allocated windows use shared memory otherwise).
+              `compare.py rma` writes DIR/<bench>.csv, .ratios.csv, .png,
+              rma_put_lat.png, rma_get_lat.png, rma_put_bw.png, rma_get_bw.png
+              (one line per MPI and form) and rma.md (the table run's layout);
+              window kind: RMABENCH_WIN=allocate|create|dynamic (default
+              allocate); not in the table
 
 Options:
   --quick     every iteration count divided by 20, one repetition, one
@@ -354,6 +375,29 @@ TASK_COLLS = ["ireduce", "igather", "ibcast"]
 TASK_RANKS = [2, 4, 8]
 TASKS = [f"task_{c}-{f}{n}" for c in TASK_COLLS for f in ("p", "t") for n in TASK_RANKS]
 
+# rmabench.c (the `rma` run): one-sided communication, rank 0 the origin,
+# rank 1 the target
+RMA_LAT = ["rma_put_lat_lockall", "rma_get_lat_lockall", "rma_put_lat_fence",
+           "rma_get_lat_fence", "rma_acc_lat", "rma_fop_lat", "rma_cas_lat"]
+RMA_BW = ["rma_put_bw_lockall", "rma_get_bw_lockall", "rma_put_bw_fence", "rma_get_bw_fence"]
+RMA_TCP = ["rma_passive-tcp", "rma_put_lat_lockall-tcp", "rma_get_lat_lockall-tcp"]
+RMA = RMA_LAT + RMA_BW + ["rma_passive"] + RMA_TCP
+# TCP_ONLY for one-sided communication.  Open MPI 4.1 puts a window from
+# MPI_Win_allocate whose processes share a node in osc/sm (loads and stores
+# in shared memory) whatever the BTLs, and osc/rdma needs a BTL with RDMA
+# (tcp has none: MPI_Win_allocate fails); osc/pt2pt, which Debian's
+# /etc/openmpi/openmpi-mca-params.conf leaves out (osc = ^ucx,pt2pt), moves
+# the operations as messages over ob1 and tcp.
+RMA_TCP_ONLY = {**TCP_ONLY,
+                "openmpi": (TCP_ONLY["openmpi"][0] + ["--mca", "osc", "pt2pt"], {})}
+# Open MPI's windows from MPI_Win_create and MPI_Win_create_dynamic
+# (RMABENCH_WIN=create, dynamic) are osc/rdma over vader, which has RDMA
+# only with a single-copy mechanism: with MPIS's "none" they fail
+# (MPI_ERR_WIN), so those kinds run with CMA.  Allocated windows keep MPIS's
+# setting (osc/sm; with CMA Open MPI would choose osc/rdma for them too).
+RMA_SHM = {"openmpi": ([], {"OMPI_MCA_btl_vader_single_copy_mechanism": "cma"})} \
+    if os.environ.get("RMABENCH_WIN") in ("create", "dynamic") else {}
+
 BENCHES = {
     "startup": Startup(),
     "pack": Pack(),
@@ -394,6 +438,16 @@ BENCHES = {
     **{f"task_{c}-t{n}": Bench("taskbench.c", f"task_{c}", nprocs=1, args=["-t", str(n)],
                                variant={"cadence": (["--bind-to", "none"], {})}, timeout=300)
        for c in TASK_COLLS for n in TASK_RANKS},
+    # one-sided communication (`compare.py rma`).  rma_passive: the target
+    # sleeps 10 s (-c; 2 s with --quick), which an MPI whose target answers
+    # only from inside an MPI call waits out in full
+    **{t: Bench("rmabench.c", t, variant=RMA_SHM, timeout=300) for t in RMA_LAT + RMA_BW},
+    "rma_passive": Bench("rmabench.c", "rma_passive", quick_args=["-c", "2"], variant=RMA_SHM,
+                         timeout=120),
+    "rma_passive-tcp": Bench("rmabench.c", "rma_passive", quick_args=["-c", "2"],
+                             variant=RMA_TCP_ONLY, timeout=120),
+    **{f"{t}-tcp": Bench("rmabench.c", t, variant=RMA_TCP_ONLY, timeout=300)
+       for t in ["rma_put_lat_lockall", "rma_get_lat_lockall"]},
     # the partitioned group, a table run of its own (`compare.py part`)
     **{t: Bench("partbench.c", t) for t in ["part_p2p", "part_count_fixed", "part_earlybird"]
        + PCOLLS},
@@ -410,7 +464,8 @@ GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
           "coll": COLLS + FORMS + RELEASED,
           "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
           "part": PART,
-          "tasks": TASKS}
+          "tasks": TASKS,
+          "rma": RMA}
 TABLE = ["startup"] + GROUPS["p2p"] + GROUPS["coll"] + ["allreduce-n8"]
 # the figure a benchmark's table row and plot show
 PRIMARY = {"overlap": "overlap", "pack": "ratio", **{b: "ratio" for b in TASKS}}
@@ -471,6 +526,13 @@ GOALS = [
     # (threads only: work sharing is between the threads of a process)
     *[("sharing not slower", [b], None, "t_ovrl", "le", 1.0, f"{NOSHARE}:{b}")
       for b in TASKS if "-t" in b],
+    # one-sided communication (the `rma` run): every latency at 8 B and
+    # every bandwidth at 1 MiB no worse than the better of MPICH and Open
+    # MPI; seed 003's passive target: 1000 gets from a sleeping target
+    # within 50 ms
+    ("<= best", RMA_LAT, (8, 8), "mean", "le", 1.0, "best"),
+    (">= best", RMA_BW, (MIB, MIB), "mean", "ge", 1.0, "best"),
+    ("<= 50 ms", ["rma_passive", "rma_passive-tcp"], None, "mean", "le", 50.0, "const"),
 ]
 LOWER_IS_BETTER = {"us", "ms", "s"}
 
@@ -493,6 +555,8 @@ def size_text(bench, size):
         return f"16 × {human_size(size)}"
     if bench.startswith("rate_mt"):
         return f"{size} thr"
+    if bench.startswith("rma_passive"):
+        return "1000 gets"
     return human_size(size)
 
 
@@ -857,20 +921,29 @@ def same_build_report(res):
     return out
 
 
+# groups run on their own (`compare.py part`, `compare.py rma`), not in the
+# table run: their goals apply only to runs of theirs
+OWN_GOALS = [PART, RMA]
+
+
 def goals_of(res):
     """The goals a run is checked against.  The partitioned ones only where
     a partitioned benchmark ran (they belong to `compare.py part`, not to
     the table run), and a run of partitioned benchmarks alone only those,
-    with the thread-off goal when cadence-nothread took part."""
-    has_part = any(b in PART for b in res.benches)
-    only_part = has_part and all(b in PART for b in res.benches)
+    with the thread-off goal when cadence-nothread took part; the same for
+    the one-sided ones (`compare.py rma`)."""
     for g in GOALS:
-        part_goal = g[1] is not None and all(b in PART for b in g[1])
-        if part_goal and not has_part:
-            continue
-        if only_part and not part_goal and not (g[6] == NOTHREAD and NOTHREAD in res.all_mpis):
-            continue
-        yield g
+        keep = True
+        for group in OWN_GOALS:
+            has = any(b in group for b in res.benches)
+            only = has and all(b in group for b in res.benches)
+            own = g[1] is not None and all(b in group for b in g[1])
+            if own and not has:
+                keep = False
+            if only and not own and not (g[6] == NOTHREAD and NOTHREAD in res.all_mpis):
+                keep = False
+        if keep:
+            yield g
 
 
 def check(res):
@@ -908,6 +981,8 @@ SECTIONS = [
     ("Startup and oversubscription", ["startup", "allreduce-n8"]),
     ("Under load", ["latency-load"]),
     ("Partitioned communication (partbench.c; collectives: Cadence's MPIX_ extension)", PART),
+    ("One-sided communication (rmabench.c), 2 ranks: rank 0 the origin, rank 1 the target",
+     RMA),
 ]
 # partbench's figures of several forms: the rows of each bench, in order
 PART_ROWS = {"part_p2p": ["partitioned", "persistent", "nonblocking", "blocking"],
@@ -1006,7 +1081,7 @@ def table_line(res, cols, goals_at, bench, name, stat, size):
         verdict_cell(gs) + " |"
 
 
-def write_table(path, res, verdicts, failures, header):
+def write_table(path, res, verdicts, failures, header, what="table"):
     cols = [m for m in ["cadence", "mpich", "openmpi", NOTHREAD, AGAIN] if m in res.all_mpis]
     goals_at = {}
     for (label, bench, size), (v, _) in verdicts.items():
@@ -1054,7 +1129,7 @@ def write_table(path, res, verdicts, failures, header):
         lines += ["## Goals missed", ""] + [f"- {t}" for t in missed] + [""]
     if unchecked:
         lines += ["## Goals not checked", ""] + [f"- {t}" for t in unchecked] + [""]
-    write_report(path, lines, failures, "table")
+    write_report(path, lines, failures, what)
 
 
 def write_report(path, lines, failures, what):
@@ -1121,21 +1196,49 @@ def plot_threadcomm(res, out):
     communicator, or two processes): tc_latency.png, tc_bw.png."""
     for kind, ylabel in (("latency", "us, mean (median of launches)"),
                          ("bw", "MB/s (median of launches)")):
-        forms = [f"tc_{kind}_thread", f"tc_{kind}_process"]
-        sizes = sorted(set().union(*[res.sizes.get(b, set()) for b in forms]))
-        if len(sizes) < 2:
-            continue
-        series = {}
-        for b in forms:
-            for m in res.mpis.get(b, []):
-                vals = [res.median(b, m, s, "mean") for s in sizes]
-                if any(v is not None for v in vals):
-                    form = "threads" if b.endswith("_thread") else "processes"
-                    series[f"{m}, {form}"] = vals
-        lines_plot(os.path.join(out, f"tc_{kind}.png"),
+        forms_plot(res, os.path.join(out, f"tc_{kind}.png"),
                    f"{'latency' if kind == 'latency' else 'bandwidth'}: two threads of a process "
                    "(thread communicator) or two processes", ylabel,
-                   [human_size(s) for s in sizes], series)
+                   [(f"tc_{kind}_thread", "threads"), (f"tc_{kind}_process", "processes")])
+
+
+def forms_plot(res, png, title, ylabel, forms):
+    """One line per MPI and form (forms: [(bench, form's name)]) through
+    the medians of the mean over the benches' sizes; no plot with fewer
+    than two sizes."""
+    sizes = sorted(set().union(*[res.sizes.get(b, set()) for b, _ in forms]))
+    if len(sizes) < 2:
+        return
+    series = {}
+    for b, form in forms:
+        for m in res.mpis.get(b, []):
+            vals = [res.median(b, m, s, "mean") for s in sizes]
+            if any(v is not None for v in vals):
+                series[f"{m}, {form}"] = vals
+    lines_plot(png, title, ylabel, [human_size(s) for s in sizes], series)
+
+
+def write_rma(res, out, failures, header):
+    """rmabench's runs: a plot per family over the size, one line per MPI
+    and form -- rma_put_lat.png, rma_get_lat.png (lock_all + flush, fence,
+    lock_all + flush over TCP), rma_put_bw.png, rma_get_bw.png (lock_all +
+    flush, fence) -- and rma.md: the table run's layout (every row's
+    medians over the launches, Cadence's [min-max], Cadence / the better of
+    MPICH and Open MPI, the rma goals and whether they are met, the
+    per-iteration median / p99, the runs that failed)."""
+    for op in ("put", "get"):
+        for kind, what, ylabel in (("lat", "latency", "us, mean (median of launches)"),
+                                   ("bw", "bandwidth, 64 at a time", "MB/s (median of launches)")):
+            forms = [(f"rma_{op}_{kind}_lockall", "lock_all + flush"),
+                     (f"rma_{op}_{kind}_fence", "fence"),
+                     (f"rma_{op}_{kind}_lockall-tcp", "lock_all + flush, TCP")]
+            forms_plot(res, os.path.join(out, f"rma_{op}_{kind}.png"),
+                       f"MPI_{op.capitalize()} {what}, 2 ranks", ylabel, forms)
+    window = os.environ.get("RMABENCH_WIN") or "allocate"
+    # (the rma benches' goals only, also when none of them has a result)
+    verdicts = {k: v for k, v in check(res).items() if k[1] in RMA}
+    write_table(os.path.join(out, "rma.md"), res, verdicts, [f for f in failures if f[0] in RMA],
+                header + [f"Window kind: {window} (RMABENCH_WIN, rmabench.c).", ""], "rma")
 
 
 def task_series(res, c, stat="ratio"):
@@ -1255,6 +1358,30 @@ def git_rev():
     return r.stdout.strip() or "?"
 
 
+def report_header(title, args, reps, rev, load0, wall, gate, loaded):
+    """The top of a Markdown report of a run: the command, the build, the
+    machine's state (loaded: busy processes beside every run, or 0), the
+    placement gate and how to read the cells."""
+    cmd = " ".join(shlex.quote(a) for a in ["tools/bench/compare.py"] + sys.argv[1:])
+    return [f"# {title} side by side", "",
+            f"Command: `{cmd}`" + (f" (CADENCE_BUILD_ROOT={BUILD})"
+                                   if "CADENCE_BUILD_ROOT" in os.environ else ""), "",
+            f"Cadence {rev}; {time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} "
+            f"processing units; load average {load0} before, {machine_note()} after; "
+            f"{reps} repetition(s){', quick counts (a smoke test)' if args.quick else ''}"
+            f"{f', {loaded} busy processes beside every run' if loaded else ''}; "
+            f"wall time {wall / 60:.1f} min.", "",
+            f"Cache-line round trip between the two processing units (tools/bench/lockcost.c "
+            f"--rtt, ns), before each repetition and at the end: {rtt_note()}.", "",
+            f"Two processes copying both ways at once (tools/bench/cmacost.c --both, "
+            f"GB/s of both directions at 1 MiB / 4 MiB, the ceiling under bibw there): "
+            f"{copy_note()}.", "",
+            gate_note(gate), "",
+            "Cadence: median [min–max] over the repetitions; the others: median. "
+            "Every point is the mean over OSU's iteration counts after a warm-up "
+            "(tools/bench/README.md); 'better' is the better of MPICH and Open MPI.", ""]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1327,26 +1454,10 @@ def main():
     res = Results(rows)
     if table or part:
         write_csv(table_csv, rows)
-        cmd = " ".join(shlex.quote(a) for a in ["tools/bench/compare.py"] + sys.argv[1:])
         title = "Partitioned communication: Cadence, MPICH and Open MPI" if part else \
             "Cadence, MPICH and Open MPI"
-        header = [f"# {title} side by side", "",
-                  f"Command: `{cmd}`" + (f" (CADENCE_BUILD_ROOT={BUILD})"
-                                         if "CADENCE_BUILD_ROOT" in os.environ else ""), "",
-                  f"Cadence {rev}; {time.strftime('%Y-%m-%d %H:%M')}; {os.cpu_count()} "
-                  f"processing units; load average {load0} before, {machine_note()} after; "
-                  f"{reps} repetition(s){', quick counts (a smoke test)' if args.quick else ''}"
-                  f"{f', {args.load} busy processes beside every run' if part and args.load else ''}; "
-                  f"wall time {wall / 60:.1f} min.", "",
-                  f"Cache-line round trip between the two processing units (tools/bench/lockcost.c "
-                  f"--rtt, ns), before each repetition and at the end: {rtt_note()}.", "",
-                  f"Two processes copying both ways at once (tools/bench/cmacost.c --both, "
-                  f"GB/s of both directions at 1 MiB / 4 MiB, the ceiling under bibw there): "
-                  f"{copy_note()}.", "",
-                  gate_note(gate), "",
-                  "Cadence: median [min–max] over the repetitions; the others: median. "
-                  "Every point is the mean over OSU's iteration counts after a warm-up "
-                  "(tools/bench/README.md); 'better' is the better of MPICH and Open MPI.", ""]
+        header = report_header(title, args, reps, rev, load0, wall, gate,
+                               args.load if part else 0)
         verdicts = check(res)
         write_table(os.path.join(args.out, "table.md"), res, verdicts, failures, header)
         for bench in res.benches:
@@ -1364,6 +1475,10 @@ def main():
     plot_threads(res, args.out)
     plot_threadcomm(res, args.out)
     plot_tasks(res, args.out)
+    if any(b in RMA for b in names):
+        write_rma(res, args.out, failures,
+                  report_header("One-sided communication: Cadence, MPICH and Open MPI", args, reps,
+                                rev, load0, wall, gate, args.load))
     for b, m, r, e in failures:
         print(f"FAILED {b} {m} rep {r}: {e}")
     if args.check:

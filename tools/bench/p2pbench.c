@@ -201,15 +201,6 @@ static void latency_mt(void)
     }
 }
 
-/* Up to 8 KiB OSU's 10,000 windows; above, at most 1,000 and no more than
- * 4 GiB per size (a full 1,000 windows of 4 MiB is 256 GiB). */
-static void bw_counts(long b, int *iters, int *skip)
-{
-    long cap = (4L << 30) / (WINDOW * (b ? b : 1));
-    int large = cap < 1000 ? (cap > 8 ? (int)cap : 8) : 1000;
-    counts(b, 10000, 100, large, large / 10 < 10 ? large / 10 + 1 : 10, iters, skip);
-}
-
 /* Seconds for iters windows after skip warm-up ones, on comm with the
  * buffers s and r. */
 /* tag: the data's; tag + 1 the acknowledgement's */
@@ -255,7 +246,7 @@ static void bandwidth(int bidir, const char *name)
     for (int k = 0; k < ns; k++) {
         long b = sizes[k] < MAXB ? sizes[k] : MAXB;
         int iters, skip;
-        bw_counts(b, &iters, &skip);
+        bw_counts(b, WINDOW, &iters, &skip);
         sync2_of(rank);
         double t = max2(windows(bidir, b, iters, skip));
         double bytes = (double)b * WINDOW * iters * (bidir ? 2 : 1);

@@ -16,8 +16,8 @@
  * boundary), so that one-sided operations between them are loads and
  * stores (progress/rma.c) with no part for the target's threads; with
  * CADENCE_RMA_DIRECT=0 they keep private memory.  Behind the parts the
- * segment holds one process-shared mutex per part, each process's made
- * by it: whoever applies an accumulate to a part takes that part's.
+ * segment holds one accumulate lock per part (a word, free when zero):
+ * whoever applies an accumulate to a part takes that part's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,18 +76,7 @@ static size_t segment_len(const struct cdn_win *w, int n, bool noncontig, size_t
     for (int i = 0; i < n; i++)
         total += part_span(w->parts[i].size, noncontig);
     *locks_at = (total + WIN_ALIGN - 1) & ~(size_t)(WIN_ALIGN - 1);
-    return *locks_at + (size_t)n * sizeof(pthread_mutex_t);
-}
-
-/* Make this process's accumulate lock in the segment (0 or an errno). */
-static int lock_init(pthread_mutex_t *m)
-{
-    pthread_mutexattr_t a;
-    int e = pthread_mutexattr_init(&a);
-    if (e == 0 && (e = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED)) == 0)
-        e = pthread_mutex_init(m, &a);
-    pthread_mutexattr_destroy(&a);
-    return e;
+    return *locks_at + (size_t)n * sizeof(struct cdn_acc_lock);
 }
 
 /* Map the shared segment of every part; collective over x (the window's
@@ -138,8 +127,6 @@ static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
     }
     if (x->me != 0 && fd >= 0)
         close(fd);
-    if (err == 0)  /* ours, before anybody can use it (the allreduce below) */
-        err = lock_init((pthread_mutex_t *)((char *)map + locks_at) + x->me);
     /* rank 0 keeps its descriptor open until everybody has mapped */
     int worst = err;
     rc = cdn_xchg_allreduce(x, &worst, 1, MPI_INT, MPI_MAX);
@@ -157,7 +144,7 @@ static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
     }
     w->shm = map;
     w->shm_len = total;
-    w->acc_locks = (pthread_mutex_t *)((char *)map + locks_at);
+    w->acc_locks = (struct cdn_acc_lock *)((char *)map + locks_at);  /* zero: free */
     size_t off = 0;
     for (int i = 0; i < x->n; i++) {
         w->parts[i].base = (char *)map + off;

@@ -299,6 +299,7 @@ int cdn_progress_init(void)
 {
     share_ns = cdn_param_long("CADENCE_WORK_SHARING_US", 100, 1, 1000000) * 1000;
     cdn_engine.spin_polls = (int)cdn_param_long("CADENCE_PROGRESS_SPIN", 2000, 0, 1 << 30);
+    cdn_engine.rma_spin_ns = 1000 * cdn_param_long("CADENCE_RMA_SERVE_SPIN_US", 100, 0, 100000);
     cdn_engine.oversubscribed = cdn_progress_oversubscribed(cdn_rt.local_size);
     /* An application thread blocked in MPI spins longer than the progress
      * thread before it sleeps: while two ranks stream to each other, a

@@ -102,6 +102,12 @@ struct cdn_engine {
     atomic_bool thread_stop;
     pthread_t thread;
     int spin_polls;               /* the progress thread's empty polls before sleeping */
+    /* Passive target: when this process last served another's one-sided
+     * operation by message (progress/rma.c), and how long after that the
+     * progress thread keeps polling before it sleeps: the next one of a
+     * stream is then taken without a wake-up (CADENCE_RMA_SERVE_SPIN_US). */
+    atomic_llong rma_served_ns;
+    long rma_spin_ns;
     _Atomic long wait_spin_ns;    /* an application waiter spins on this long after those
                                    * (cdn_progress_wait_until) */
     atomic_bool oversubscribed;   /* more ranks on the node than processing units

@@ -11,6 +11,7 @@
  */
 #include "progress/rma.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include "progress/am.h"
 #include "progress/engine.h"
 #include "progress/request.h"
+#include "progress/sent.h"
 #include "runtime/comm.h"
 #include "runtime/config.h"
 #include "runtime/datatype.h"
@@ -154,18 +156,41 @@ static void accumulate_locked(struct cdn_op *op, MPI_Datatype basic, const void 
 
 /* The lock of rank r's part, for whoever applies an accumulate there:
  * the window's own when r is us and nothing else reaches our part. */
-static pthread_mutex_t *acc_mutex(struct cdn_win *w, int r)
+static struct cdn_acc_lock *acc_mutex(struct cdn_win *w, int r)
 {
     return w->acc_locks != NULL ? &w->acc_locks[r] : &w->acc_lock;
+}
+
+/* A spin lock of our own rather than a process-shared mutex: it is taken
+ * on every accumulate's path, and two atomic operations of the mutex cost
+ * more than one exchange and a store.  It is held for one reduction; a
+ * waiter spins a little, then yields (the holder may have been descheduled
+ * on a machine with more threads than cores). */
+static void acc_take(struct cdn_acc_lock *l)
+{
+    for (unsigned spins = 0;; spins++) {
+        if (atomic_load_explicit(&l->held, memory_order_relaxed) == 0 &&
+            atomic_exchange_explicit(&l->held, 1, memory_order_acquire) == 0)
+            return;
+        if (spins < 64)
+            CDN_CPU_RELAX();
+        else
+            sched_yield();
+    }
+}
+
+static void acc_give(struct cdn_acc_lock *l)
+{
+    atomic_store_explicit(&l->held, 0, memory_order_release);
 }
 
 static void accumulate(struct cdn_win *w, int r, struct cdn_op *op, MPI_Datatype basic,
                        const void *in, void *inout, uint64_t len)
 {
-    pthread_mutex_t *m = acc_mutex(w, r);
-    pthread_mutex_lock(m);
+    struct cdn_acc_lock *m = acc_mutex(w, r);
+    acc_take(m);
     accumulate_locked(op, basic, in, inout, len);
-    pthread_mutex_unlock(m);
+    acc_give(m);
 }
 
 /* A GACC (len bytes, data: the origin's, none for MPI_NO_OP) or a CAS
@@ -174,8 +199,8 @@ static void accumulate(struct cdn_win *w, int r, struct cdn_op *op, MPI_Datatype
 static void fetch_change(struct cdn_win *w, int r, bool cas, const struct rma_hdr *h,
                          const char *data, char *at, char *old)
 {
-    pthread_mutex_t *m = acc_mutex(w, r);
-    pthread_mutex_lock(m);
+    struct cdn_acc_lock *m = acc_mutex(w, r);
+    acc_take(m);
     memcpy(old, at, (size_t)h->len);
     if (cas) {
         if (memcmp(at, data + h->len, (size_t)h->len) == 0)
@@ -183,12 +208,21 @@ static void fetch_change(struct cdn_win *w, int r, bool cas, const struct rma_hd
     } else if (h->op != (int32_t)MPI_NO_OP) {
         accumulate_locked(cdn_op_get(h->op), h->basic, data, at, h->len);
     }
-    pthread_mutex_unlock(m);
+    acc_give(m);
+}
+
+/* Another process's operation is served here (engine.h, rma_served_ns). */
+static void served(void)
+{
+    if (cdn_engine.rma_spin_ns > 0)
+        atomic_store_explicit(&cdn_engine.rma_served_ns, (long long)cdn_progress_now_ns(),
+                              memory_order_relaxed);
 }
 
 /* A PUT, ACC or GET from world rank peer: do it, and answer. */
 static void at_target(int peer, const void *data, enum cdn_rma_kind kind)
 {
+    served();
     struct rma_hdr h;
     memcpy(&h, data, sizeof h);
     const char *payload = (const char *)data + sizeof h;
@@ -314,6 +348,7 @@ static void on_unlock(struct cdn_transport *tp, int peer, const void *data, size
 /* A GACC or a CAS: answered with the old data. */
 static void on_fetch(int peer, const void *data, bool cas)
 {
+    served();
     struct rma_hdr h;
     memcpy(&h, data, sizeof h);
     struct cdn_win *w = cdn_win_find_ctx(h.win);
@@ -453,6 +488,13 @@ void cdn_rma_am_register(void)
 }
 
 static atomic_ulong via_count[CDN_RMA_NVIA];
+
+/* (counted only for the report: a shared counter costs on the fast path) */
+static void count_via(int via)
+{
+    if (cdn_sent_report)
+        atomic_fetch_add_explicit(&via_count[via], 1, memory_order_relaxed);
+}
 
 void cdn_rma_counts(unsigned long out[CDN_RMA_NVIA])
 {
@@ -768,21 +810,45 @@ static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn
                        "data %lld", caller, (long long)(a->rcount * cdn_datatype_size(a->rdt)),
                        (long long)tb);
     MPI_Aint base = a->tdisp * w->parts[a->trank].disp_unit;
-    struct walk k = {.w = w, .kind = kind, .a = a, .op = a->op};
+    MPI_Datatype basic = MPI_DATATYPE_NULL;
     if (kind == CDN_RMA_ACC || kind == CDN_RMA_GACC) {
-        k.basic = cdn_datatype_basic(a->tdt);
-        MPI_Datatype ob_basic = no_op ? k.basic : cdn_datatype_basic(a->odt);
-        if (kind == CDN_RMA_GACC && cdn_datatype_basic(a->rdt) != k.basic)
+        basic = cdn_datatype_basic(a->tdt);
+        MPI_Datatype ob_basic = no_op ? basic : cdn_datatype_basic(a->odt);
+        if (kind == CDN_RMA_GACC && cdn_datatype_basic(a->rdt) != basic)
             ob_basic = MPI_DATATYPE_NULL;
-        if (k.basic == MPI_DATATYPE_NULL || ob_basic != k.basic)
+        if (basic == MPI_DATATYPE_NULL || ob_basic != basic)
             return cdn_err(MPI_ERR_TYPE, "%s: an accumulate's origin and target types must be "
                            "built from one and the same predefined type", caller);
-        k.basic_size = cdn_datatype_size(cdn_datatype_get(k.basic));
     }
     if (tb == 0)
         return MPI_SUCCESS;
-    k.via = via_for(w, a->trank, kind);
-    atomic_fetch_add_explicit(&via_count[k.via], 1, memory_order_relaxed);
+    int via = via_for(w, a->trank, kind);
+    count_via(via);
+    if (via == CDN_RMA_VIA_MAP && (no_op || cdn_datatype_is_contig(a->odt, a->ocount)) &&
+        cdn_datatype_is_contig(a->tdt, a->tcount) &&
+        (kind != CDN_RMA_GACC || cdn_datatype_is_contig(a->rdt, a->rcount))) {
+        /* the common case, every side contiguous: one copy, or one
+         * reduction, with no walk */
+        char *at = (char *)(map_base(w, a->trank) +
+                            (uintptr_t)(base + cdn_datatype_true_lb(a->tdt)));
+        char *o = (char *)a->oaddr + (no_op ? 0 : cdn_datatype_true_lb(a->odt));
+        if (kind == CDN_RMA_PUT) {
+            memmove(at, o, (size_t)tb);
+        } else if (kind == CDN_RMA_GET) {
+            memmove(o, at, (size_t)tb);
+        } else if (kind == CDN_RMA_ACC) {
+            accumulate(w, a->trank, a->op, basic, o, at, (uint64_t)tb);
+        } else {
+            struct rma_hdr h = {.len = (uint64_t)tb, .op = (int32_t)a->op->handle,
+                                .basic = (int32_t)basic};
+            fetch_change(w, a->trank, false, &h, o,
+                         at, (char *)a->raddr + cdn_datatype_true_lb(a->rdt));
+        }
+        return MPI_SUCCESS;
+    }
+    struct walk k = {.w = w, .kind = kind, .a = a, .op = a->op, .via = via, .basic = basic};
+    if (basic != MPI_DATATYPE_NULL)
+        k.basic_size = cdn_datatype_size(cdn_datatype_get(basic));
     k.peer = cdn_comm_world_rank(w->comm, a->trank);
     cdn_dt_segment_init(&k.oseg, a->oaddr, no_op ? 0 : a->ocount, a->odt);
     k.contig = no_op ? NULL : cdn_dt_segment_contig(&k.oseg);
@@ -887,7 +953,7 @@ int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void
     memcpy(m + sizeof h, origin, n);
     memcpy(m + sizeof h + n, compare, n);
     int via = via_for(w, trank, CDN_RMA_GACC);
-    atomic_fetch_add_explicit(&via_count[via], 1, memory_order_relaxed);
+    count_via(via);
     if (via == CDN_RMA_VIA_MAP) {
         fetch_change(w, trank, true, &h, m + sizeof h, (char *)(map_base(w, trank) + off),
                      result);

@@ -255,6 +255,19 @@ static void linger_sleep(struct linger_look *l)
     l->seen = e;
 }
 
+/* Did this process serve another's one-sided operation lately?  Then
+ * the next is likely on its way, and the origin waits for its answer: a
+ * target whose application computes or sleeps answers a stream of them
+ * without a wake-up each (seed 003's passive-target loop over TCP: 50 us
+ * a get when the thread slept between them).  Bounded: at most
+ * CADENCE_RMA_SERVE_SPIN_US of polling after the last one, and never
+ * on an oversubscribed node (the processor is another rank's). */
+static bool serving_rma(void)
+{
+    long long at = atomic_load_explicit(&cdn_engine.rma_served_ns, memory_order_relaxed);
+    return at != 0 && (long long)cdn_progress_now_ns() - at < cdn_engine.rma_spin_ns;
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
@@ -359,7 +372,7 @@ static void *progress_main(void *arg)
             idle = 0;
             continue;
         }
-        if (++idle < spin) {
+        if (++idle < spin || (!cdn_engine.oversubscribed && serving_rma())) {
             CDN_CPU_RELAX();
             continue;
         }

@@ -38,6 +38,11 @@ const struct cdn_param cdn_params[] = {
      "accumulates on it are loads and stores; puts and gets on created windows go by the "
      "transport's one-sided copy (CMA). 0: every operation is an active message the target's "
      "engine applies (docs/rma.md). Every process of a job must use the same value."},
+    {"CADENCE_RMA_SERVE_SPIN_US", "integer", "100", "library",
+     "Microseconds the progress thread keeps polling, instead of sleeping, after it served "
+     "another process's one-sided operation by message: the next of a stream (a passive-target "
+     "loop of gets against a computing target) is answered without a wake-up. 0: sleep at once "
+     "(docs/rma.md)."},
     {"CADENCE_WORK_SHARING", "integer", "1", "library",
      "1: a thread idle in MPI (waiting, or the progress thread with nothing of its own) "
      "drains the queues of a thread-communicator rank of its process that is away from MPI "

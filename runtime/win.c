@@ -121,7 +121,6 @@ void cdn_win_destroy(struct cdn_win *w)
     if (eh != NULL)
         cdn_errh_release(eh);
     pthread_mutex_destroy(&w->lock);
-    pthread_mutex_destroy(&w->acc_lock);
     pthread_mutex_destroy(&w->lk_lock);
     free(w->rk);
     free(w->lk_q);
@@ -135,7 +134,6 @@ struct cdn_win *cdn_win_new(int flavor, MPI_Aint size, MPI_Aint disp_unit)
     if (w == NULL)
         return NULL;
     pthread_mutex_init(&w->lock, NULL);
-    pthread_mutex_init(&w->acc_lock, NULL);
     pthread_mutex_init(&w->lk_lock, NULL);
     atomic_init(&w->refs, 1);
     w->flavor = flavor;

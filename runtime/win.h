@@ -33,6 +33,13 @@ struct cdn_win_part {
     MPI_Aint disp_unit;
 };
 
+/* The lock an accumulate into one part is applied under: a word, so that
+ * it works between processes too (in a mapped window's segment, where
+ * zero-filled memory is a free lock); progress/rma.c takes it. */
+struct cdn_acc_lock {
+    atomic_int held;
+};
+
 struct cdn_win {
     MPI_Win handle;
     struct cdn_comm *comm;           /* private: same group as the creator's communicator */
@@ -47,8 +54,8 @@ struct cdn_win {
     void *shm;                       /* shared flavor, and allocate on one node: the whole
                                       * mapped segment (every part, then acc_locks) */
     size_t shm_len;
-    pthread_mutex_t *acc_locks;      /* in shm: part r's accumulate lock (process-shared),
-                                      * taken by whoever applies one there, any process */
+    struct cdn_acc_lock *acc_locks;  /* in shm: part r's accumulate lock, taken by whoever
+                                      * applies one there, any process */
     pthread_mutex_t lock;            /* name, info */
     char name[MPI_MAX_OBJECT_NAME];
     struct cdn_info *info;           /* the hints in force, with their values */
@@ -70,7 +77,7 @@ struct cdn_win {
     struct cdn_win_region *regions;  /* dynamic: the memory attached (under lock) */
     int nregions, capregions;
     atomic_int completes;            /* ... their MPI_Win_complete calls so far */
-    pthread_mutex_t acc_lock;        /* accumulates into our part apply one at a time
+    struct cdn_acc_lock acc_lock;    /* accumulates into our part apply one at a time
                                       * (acc_locks[our rank] instead when mapped) */
     /* our part's lock (passive target): who holds it, who waits, in order */
     pthread_mutex_t lk_lock;

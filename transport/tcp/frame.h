@@ -25,7 +25,7 @@
 #define TCP_KEY_BYTES 32
 #define TCP_EAGER_MAX 65536       /* largest eager payload any process accepts */
 #define TCP_DATA_CHUNK (512 * 1024) /* largest DATA payload in one frame */
-#define TCP_AM_MAX 4096           /* largest active-message payload */
+#define TCP_AM_MAX 65536          /* largest active-message payload (as an eager one) */
 
 enum tcp_hello_kind { TCP_HELLO = 1, TCP_ACCEPT, TCP_REJECT };
 

@@ -144,6 +144,31 @@ static char *target_at(struct cdn_win *w, const struct rma_hdr *h, uint64_t len)
     return part_at(w, h->off);
 }
 
+/* memmove, with the few bytes of an element or two (the latency-bound
+ * case) moved inline: every load before any store, as memmove would. */
+static inline void move(char *dst, const char *src, size_t n)
+{
+    if (n > 16) {
+        memmove(dst, src, n);
+    } else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    } else {
+        char c[4];
+        memcpy(c, src, n);
+        memcpy(dst, c, n);
+    }
+}
+
 /* inout = in op inout over len bytes of the basic type, one accumulate at
  * a time in w's part. */
 static void accumulate_locked(struct cdn_op *op, MPI_Datatype basic, const void *in,
@@ -193,20 +218,21 @@ static void accumulate(struct cdn_win *w, int r, struct cdn_op *op, MPI_Datatype
     acc_give(m);
 }
 
-/* A GACC (len bytes, data: the origin's, none for MPI_NO_OP) or a CAS
- * (data: the new value, then the compare value) at `at` in rank r's part:
- * the old bytes into old, then the change, under the accumulate lock. */
-static void fetch_change(struct cdn_win *w, int r, bool cas, const struct rma_hdr *h,
-                         const char *data, char *at, char *old)
+/* A GACC of op (len bytes of the basic type; data: the origin's, none
+ * for MPI_NO_OP) or, op NULL, a CAS (data: the new value, then the
+ * compare value) at `at` in rank r's part: the old bytes into old, then
+ * the change, under the accumulate lock. */
+static void fetch_change(struct cdn_win *w, int r, struct cdn_op *op, MPI_Datatype basic,
+                         uint64_t len, const char *data, char *at, char *old)
 {
     struct cdn_acc_lock *m = acc_mutex(w, r);
     acc_take(m);
-    memcpy(old, at, (size_t)h->len);
-    if (cas) {
-        if (memcmp(at, data + h->len, (size_t)h->len) == 0)
-            memcpy(at, data, (size_t)h->len);
-    } else if (h->op != (int32_t)MPI_NO_OP) {
-        accumulate_locked(cdn_op_get(h->op), h->basic, data, at, h->len);
+    move(old, at, (size_t)len);
+    if (op == NULL) {
+        if (memcmp(at, data + len, (size_t)len) == 0)
+            move(at, data, (size_t)len);
+    } else if (op->handle != MPI_NO_OP) {
+        accumulate_locked(op, basic, data, at, len);
     }
     acc_give(m);
 }
@@ -355,7 +381,8 @@ static void on_fetch(int peer, const void *data, bool cas)
     char *at = target_at(w, &h, h.len);
     char *old = at != NULL ? malloc((size_t)h.len) : NULL;
     if (old != NULL)
-        fetch_change(w, w->comm->rank, cas, &h, (const char *)data + sizeof h, at, old);
+        fetch_change(w, w->comm->rank, cas ? NULL : cdn_op_get(h.op), h.basic, h.len,
+                     (const char *)data + sizeof h, at, old);
     struct rma_hdr d = {.win = h.win, .trank = h.trank, .token = h.token, .pos = h.pos,
                         .len = old != NULL ? h.len : 0};
     reply(peer, CDN_AM_RMA_DATA, &d, old, (size_t)d.len);
@@ -631,7 +658,7 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
                 cdn_dt_unpack(&k->oseg, k->pos, at, (MPI_Count)n);
             } else if (k->kind == CDN_RMA_GACC) {
                 char *old = k->msg + n;  /* (the buffer holds both) */
-                fetch_change(k->w, r, false, &h, in, at, old);
+                fetch_change(k->w, r, k->op, k->basic, n, in, at, old);
                 cdn_dt_unpack(&k->rseg, k->pos, old, (MPI_Count)n);
             } else {
                 accumulate(k->w, r, k->op, k->basic, in, at, n);
@@ -833,16 +860,14 @@ static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn
                             (uintptr_t)(base + cdn_datatype_true_lb(a->tdt)));
         char *o = (char *)a->oaddr + (no_op ? 0 : cdn_datatype_true_lb(a->odt));
         if (kind == CDN_RMA_PUT) {
-            memmove(at, o, (size_t)tb);
+            move(at, o, (size_t)tb);
         } else if (kind == CDN_RMA_GET) {
-            memmove(o, at, (size_t)tb);
+            move(o, at, (size_t)tb);
         } else if (kind == CDN_RMA_ACC) {
             accumulate(w, a->trank, a->op, basic, o, at, (uint64_t)tb);
         } else {
-            struct rma_hdr h = {.len = (uint64_t)tb, .op = (int32_t)a->op->handle,
-                                .basic = (int32_t)basic};
-            fetch_change(w, a->trank, false, &h, o,
-                         at, (char *)a->raddr + cdn_datatype_true_lb(a->rdt));
+            fetch_change(w, a->trank, a->op, basic, (uint64_t)tb, o, at,
+                         (char *)a->raddr + cdn_datatype_true_lb(a->rdt));
         }
         return MPI_SUCCESS;
     }
@@ -955,8 +980,8 @@ int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void
     int via = via_for(w, trank, CDN_RMA_GACC);
     count_via(via);
     if (via == CDN_RMA_VIA_MAP) {
-        fetch_change(w, trank, true, &h, m + sizeof h, (char *)(map_base(w, trank) + off),
-                     result);
+        fetch_change(w, trank, NULL, MPI_DATATYPE_NULL, n, m + sizeof h,
+                     (char *)(map_base(w, trank) + off), result);
         free(m);
         return MPI_SUCCESS;
     }

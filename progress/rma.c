@@ -22,6 +22,7 @@
 #include "progress/engine.h"
 #include "progress/request.h"
 #include "progress/sent.h"
+#include "runtime/checkers.h"
 #include "runtime/comm.h"
 #include "runtime/config.h"
 #include "runtime/datatype.h"
@@ -463,8 +464,10 @@ static void on_ack(struct cdn_transport *tp, int peer, const void *data, size_t 
     struct cdn_win *w = win_of(data, &h);
     if (w == NULL)
         return;
-    if (h.token != 0)
+    if (h.token != 0) {
+        CDN_HB_ACQUIRE((void *)(uintptr_t)h.token);
         op_answered((struct op_state *)(uintptr_t)h.token);
+    }
     count_in(w, (int)h.trank, h.count);
     cdn_win_release(w);
 }
@@ -696,6 +699,7 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
             if (k->ost != NULL) {
                 h.token = (uint64_t)(uintptr_t)k->ost;
                 atomic_fetch_add(&k->ost->left, 1);
+                CDN_HB_RELEASE(k->ost);  /* (its address comes back in the ACK) */
             }
             memcpy(k->msg, &h, sizeof h);
             cdn_dt_pack(&k->oseg, k->pos, k->msg + sizeof h, (MPI_Count)n);

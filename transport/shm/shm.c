@@ -56,7 +56,7 @@
 #include "runtime/copy.h"
 #include "runtime/error.h"
 #include "transport/shm/shm.h"
-#include "transport/shm/tsan.h"
+#include "runtime/checkers.h"
 
 enum { C_EAGER = 1, C_RTS, C_FIN, C_ACK, C_CTS, C_DATA, C_AM, C_PUSH = 9, C_PUSHED,
        C_SMALL /* C_EAGER's short form (ring.h, struct shm_small) */ };
@@ -272,7 +272,7 @@ static inline bool emit_send(struct shm_peer *p, struct cdn_xfer *sx, bool *done
     struct shm_cell *c = shm_ring_reserve(&p->prod);
     if (c == NULL)
         return false;
-    SHM_HB_RELEASE(sx);
+    CDN_HB_RELEASE(sx);
     struct cdn_wire_hdr h;
     cdn_p2p_wire_hdr(sx, &h);
     if (!sx->rndv) {
@@ -954,7 +954,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_xfer *rx)
         if (offered) {
             if (cdn_sent_report)
                 atomic_fetch_add_explicit(&st->splits, 1, memory_order_relaxed);
-            SHM_HB_RELEASE(rx);
+            CDN_HB_RELEASE(rx);
             uint32_t gen = ++p->claim_gen[slot] & 0x3fffffffu;
             offer = claim_word(gen, SHM_CLAIM_OFFERED);
             atomic_store_explicit(&p->cons.ring->claim[slot], offer, memory_order_release);
@@ -1004,7 +1004,7 @@ static int shm_pull(struct cdn_transport *tp, struct cdn_xfer *rx)
     rx->moved = 0;
     if (cdn_sent_report)
         atomic_fetch_add_explicit(&st->rndv_ring, 1, memory_order_relaxed);
-    SHM_HB_RELEASE(rx);
+    CDN_HB_RELEASE(rx);
     send_ctrl(st, p, C_CTS, rx->cookie, (uint64_t)(uintptr_t)rx, rx->bytes);
     if (rx->bytes == 0)
         cdn_p2p_recv_done(rx, MPI_SUCCESS);
@@ -1112,9 +1112,9 @@ static __attribute__((noinline)) void handle(struct shm_state *st, struct shm_pe
                               memory_order_relaxed);
     if (c->type == C_FIN || c->type == C_ACK || c->type == C_CTS || c->type == C_PUSH ||
         c->type == C_PUSHED)
-        SHM_HB_ACQUIRE(c->a);
+        CDN_HB_ACQUIRE(c->a);
     else if (c->type == C_DATA)
-        SHM_HB_ACQUIRE(c->b);
+        CDN_HB_ACQUIRE(c->b);
     switch (c->type) {
     case C_SMALL:
         small_arrived(st, p, c);

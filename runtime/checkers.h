@@ -1,23 +1,25 @@
 /*
  * What checkers cannot see of another process's writes, told to them.
  *
- * Happens-before across processes, told to ThreadSanitizer.  A request's
- * address travels to a peer and comes back in a control cell (FIN, ACK,
- * CTS, DATA, PUSH); the order is real, but it passes through another process's
- * memory writes, which TSan cannot see.  Release when the address leaves,
- * acquire when it comes back.  No code outside TSan builds.
+ * Happens-before across processes, told to ThreadSanitizer.  An object's
+ * address travels to a peer and comes back (a request's in a shared-memory
+ * control cell: FIN, ACK, CTS, DATA, PUSH; a one-sided operation's state in
+ * the target's answer, progress/rma.c); the order is real, but it passes
+ * through another process, which TSan cannot see.  Release when the
+ * address leaves, acquire when it comes back.  No code outside TSan
+ * builds.
  */
-#ifndef CDN_SHM_TSAN_H
-#define CDN_SHM_TSAN_H
+#ifndef CDN_CHECKERS_H
+#define CDN_CHECKERS_H
 
 #if defined(__SANITIZE_THREAD__)
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
-#define SHM_HB_RELEASE(p) __tsan_release((void *)(p))
-#define SHM_HB_ACQUIRE(p) __tsan_acquire((void *)(p))
+#define CDN_HB_RELEASE(p) __tsan_release((void *)(p))
+#define CDN_HB_ACQUIRE(p) __tsan_acquire((void *)(p))
 #else
-#define SHM_HB_RELEASE(p) ((void)(p))
-#define SHM_HB_ACQUIRE(p) ((void)(p))
+#define CDN_HB_RELEASE(p) ((void)(p))
+#define CDN_HB_ACQUIRE(p) ((void)(p))
 #endif
 
 /* Bytes another process wrote into this one's memory (CMA: a split copy's

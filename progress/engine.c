@@ -129,6 +129,10 @@ static int transport_open(int ctx, const struct cdn_transport_kind *k, int ki)
     if (all_reached(ctx))
         return MPI_SUCCESS;
     struct cdn_transport *tp = k->create();
+    const char *why = tp == NULL && k->why_not != NULL ? k->why_not() : NULL;
+    if (why != NULL)
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: CADENCE_TRANSPORTS names the %s transport, "
+                       "which cannot start here: %s", k->name, why);
     if (tp == NULL)
         return MPI_SUCCESS;
     tp->ctx = ctx;  /* before init: what the instance publishes is named by it */
@@ -157,8 +161,9 @@ static bool named_before(const char *list, const char *s, size_t n)
     return false;
 }
 
-/* CADENCE_TRANSPORTS (default: every transport compiled in, in the
- * registry's order, transport/registry.c): the transports to use, in order
+/* CADENCE_TRANSPORTS (default: every transport compiled in but those
+ * opened only when named, the fabric ones, in the registry's order,
+ * transport/registry.c): the transports to use, in order
  * of preference; each peer is reached by the first that reaches it.  A
  * transport is opened only if a peer is left that the earlier ones do not
  * reach, so a one-node job opens no socket unless told to. */
@@ -170,7 +175,8 @@ static int transports_open(int ctx)
     int rc = MPI_SUCCESS;
     if (list == NULL) {
         for (int k = 0; k < nkinds && rc == MPI_SUCCESS; k++)
-            rc = transport_open(ctx, &kinds[k], k);
+            if (!kinds[k].named_only)
+                rc = transport_open(ctx, &kinds[k], k);
     }
     for (const char *s = list; s != NULL && *s != '\0' && rc == MPI_SUCCESS;) {
         size_t n = strcspn(s, ",");

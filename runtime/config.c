@@ -156,6 +156,54 @@ const struct cdn_param cdn_params[] = {
      "transport it opened and to itself ('cadence: rank 1: sent shm 1234, self 5'), and the "
      "shm transport its split copies. The test suite checks with it which transport carried a "
      "test's traffic."},
+    {"CADENCE_OFI_PROVIDER", "string", "the first provider with FI_MSG, FI_EP_RDM and ordered messages",
+     "library",
+     "libfabric provider of the ofi transport, spelled as fi_getinfo spells it (tcp;ofi_rxm, shm, "
+     "udp;ofi_rxd) (docs/cluster.md)."},
+    {"CADENCE_OFI_RMA", "integer", "1", "library",
+     "0: the ofi transport ignores FI_RMA: rendezvous by CTS and DATA messages, no get or put."},
+    {"CADENCE_OFI_WAIT_FD", "integer", "1", "library",
+     "0: the ofi transport ignores the provider's wait fd and an idle process naps instead."},
+    {"CADENCE_OFI_NAP_MAX_US", "integer", "10000", "library",
+     "Longest nap (100-1000000 us) of an idle process on an ofi provider without a wait fd."},
+    {"CADENCE_OFI_KEEPALIVE_MS", "integer", "1000", "library",
+     "How often (ms) an ofi process pings the peers it waits for, to find lost ones; 0: never."},
+    {"CADENCE_OFI_VERBOSE", "integer", "0", "library",
+     "1: each process prints the ofi provider, domain, RMA use, mr_mode and wait method it "
+     "chose."},
+    {"CADENCE_UCX_EAGER_LIMIT", "integer", "32768", "library",
+     "Largest message the ucx transport sends eagerly (0-1048576); larger ones go by UCX's "
+     "active-message rendezvous (docs/cluster.md)."},
+    {"CADENCE_UCX_CONNECT_ALL", "integer", "256", "library",
+     "MPI_Init opens ucx endpoints to every peer when the job has at most this many processes; "
+     "in larger jobs each endpoint opens at its first message."},
+    {"CADENCE_UCX_CLOSE_TIMEOUT", "integer", "2000", "library",
+     "Milliseconds MPI_Finalize waits for the ucx endpoints to flush before closing them by "
+     "force."},
+    {"CADENCE_VERBS_DEVICE", "string", "the first device ibv_get_device_list returns", "library",
+     "RDMA device the verbs transport uses (mlx5_0); naming one that is not there refuses the "
+     "transport and lists the devices found (docs/cluster.md)."},
+    {"CADENCE_VERBS_PORT", "integer", "1", "library",
+     "Port of the verbs device (1-255); it must be ACTIVE."},
+    {"CADENCE_VERBS_GID_INDEX", "integer", "0", "library",
+     "GID table index the verbs transport addresses peers by on RoCE (0-255); for routed RoCE "
+     "v2 choose a v2 GID."},
+    {"CADENCE_VERBS_EAGER_LIMIT", "integer", "8192", "library",
+     "Largest message the verbs transport sends eagerly (0-65536); larger ones are read by the "
+     "receiver with RDMA read. Every process must use the same value."},
+    {"CADENCE_VERBS_SQ_DEPTH", "integer", "64", "library",
+     "Send work requests in flight per verbs queue pair (4-16384, capped by the device); more "
+     "are queued."},
+    {"CADENCE_VERBS_SRQ_DEPTH", "integer", "512", "library",
+     "Receive buffers posted to the verbs shared receive queue (16-65536, capped by the "
+     "device)."},
+    {"CADENCE_VERBS_SEND_BUFS", "integer", "256", "library",
+     "Registered send buffers for the verbs transport's eager messages (4-65536)."},
+    {"CADENCE_VERBS_TIMEOUT", "integer", "18", "library",
+     "Verbs retransmit timeout, 4.096 us x 2^N (1-31): with 7 retries about 8.6 s at 18 before a "
+     "silent peer is declared failed; also how long peers may take to finish wire-up."},
+    {"CADENCE_VERBS_SL", "integer", "0", "library",
+     "InfiniBand service level of the verbs transport's queue pairs (0-15)."},
     {"CADENCE_TCP_IF", "string", "loopback on one node, else the first non-loopback interface",
      "library",
      "Network interface the TCP transport listens on: a name (eth0) or an IPv4 CIDR block "

@@ -12,6 +12,25 @@
 #include "api/api_list.h"
 #include "cdn_build_config.h"
 #include "runtime/config.h"
+#include "transport/transport.h"
+
+/* Every transport built in, and for the fabric ones, which the default
+ * list leaves out, what this machine offers them. */
+static void print_transports(void)
+{
+    int n;
+    const struct cdn_transport_kind *k = cdn_transport_kinds(&n);
+    printf("  Transports:        built in (CADENCE_TRANSPORTS; default: those without \"named\"):\n");
+    for (int i = 0; i < n; i++) {
+        char here[256] = "";
+        if (k[i].probe != NULL)
+            k[i].probe(here, sizeof here);
+        printf("    %-6s %s%s%s%s\n", k[i].name, k[i].reaches, k[i].named_only ? "; named" : "",
+               here[0] != '\0' ? "; here: " : "", here);
+    }
+    printf("    self   a process's messages to itself\n");
+    printf("  Fabric libraries:  %s\n", CDN_FABRIC_LIBS);
+}
 
 static void usage(FILE *out)
 {
@@ -103,9 +122,7 @@ int main(int argc, char **argv)
     printf("  ABI:               MPICH (libmpi.so.12, also libmpich.so.12)\n");
     printf("  Compiler:          %s\n", CDN_BUILD_CC);
     printf("  Build options:     %s\n", CDN_BUILD_OPTIONS);
-    printf("  Transports:        %s\n", CDN_TRANSPORTS);
-    printf("  Fabric libraries:  %s (found at build time; their transports are not "
-           "written yet)\n", CDN_FABRIC_LIBS);
+    print_transports();
     printf("  Functions:         %d of %d declared functions implemented "
            "(mpiinfo --unimplemented lists the rest)\n", count_implemented(), cdn_api_table_len);
     print_params();

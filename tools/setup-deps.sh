@@ -2,7 +2,8 @@
 # setup-deps.sh — install the Debian 12 packages Cadence needs that are missing.
 #
 # Build: meson, ninja, pkg-config, a C compiler, Python 3, OpenPMIx and hwloc
-# (required), libfabric, UCX and rdma-core (optional transports), Check.
+# (required), libfabric, UCX and rdma-core (optional transports) with fi_info
+# and ucx_info (mpiinfo names what they find), Check.
 # Tests also use Debian's MPICH (the ABI and differential tests), Open MPI
 # and MPICH's development files beside Cadence (the discovery and launcher
 # mismatch tests), CMake and autoconf (the FindMPI and `CC=mpicc ./configure`
@@ -17,7 +18,8 @@
 set -eu
 
 packages="build-essential pkg-config python3 meson ninja-build libpmix-dev libhwloc-dev
-libfabric-dev libucx-dev libibverbs-dev check libmpich-dev mpich openmpi-bin libopenmpi-dev
+libfabric-dev libfabric-bin libucx-dev ucx-utils libibverbs-dev check libmpich-dev mpich openmpi-bin
+libopenmpi-dev
 cmake autoconf slurm-wlm valgrind dpkg-dev netpipe-mpich2 scalapack-mpi-test"
 if [ "${1:-}" = "--bench" ]; then
     packages="$packages gnuplot-nox"

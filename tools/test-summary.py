@@ -13,7 +13,9 @@ import argparse
 import json
 import sys
 
-EXPECTED = ['unit', 'mpi', 'mpi-tcp', 'comm', 'coll', 'abi', 'diff', 'discovery', 'launch',
+EXPECTED = ['unit', 'mpi', 'mpi-tcp', 'mpi-ofi', 'mpi-ofi-shm', 'mpi-ucx', 'mpi-ucx-shm', 'comm',
+            'coll', 'abi', 'diff',
+            'discovery', 'launch',
             'slurm', 'package']
 
 

@@ -191,6 +191,17 @@ struct cdn_transport_kind {
     const char *name;
     const char *reaches;
     struct cdn_transport *(*create)(void);
+    /* Opened only when CADENCE_TRANSPORTS names it (the fabric transports:
+     * the default list is shm, tcp). */
+    bool named_only;
+    /* Optional: why create() returned NULL, when that is a failure to
+     * start (a library without a usable provider, no device) rather than
+     * "this job does not need it"; named in CADENCE_TRANSPORTS, that is an
+     * error with this reason.  NULL result: it does not apply. */
+    const char *(*why_not)(void);
+    /* Optional: what this machine offers it (providers, devices), for
+     * mpiinfo; works without MPI. */
+    void (*probe)(char *out, size_t len);
 };
 /* The name under which an instance publishes an address in the job's
  * modex: base for context 0, base.<ctx> for the others (the peer's

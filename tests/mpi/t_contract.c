@@ -1,9 +1,10 @@
 /*
  * The transport contract below MPI (transport/transport.h), exercised on a
  * running job by a program linked with the library's internals (the core
- * static library), over the transport the job runs on: tcp when
- * CADENCE_TRANSPORTS names it, else shm (the test's ranks share a node);
- * every check says which transport answered.
+ * static library), over the transport the job runs on: the first
+ * CADENCE_TRANSPORTS names, else shm (the test's ranks share a node),
+ * checked to be the one the engine reaches the neighbour by; every check
+ * says which transport answered.
  *
  *   - Active messages: each rank sends AM_COUNT active messages of 0 to
  *     AM_MAX_TEST bytes to every other rank for the test's handler
@@ -241,8 +242,11 @@ static void one_sided(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* the transport asked for: the first CADENCE_TRANSPORTS names, else shm */
     const char *tr = getenv("CADENCE_TRANSPORTS");
-    const char *name = tr != NULL && strstr(tr, "tcp") != NULL ? "tcp" : "shm";
+    char asked[32] = "shm";
+    if (tr != NULL && *tr != '\0')
+        snprintf(asked, sizeof asked, "%.*s", (int)strcspn(tr, ","), tr);
     cdn_am_register(CDN_AM_TEST, on_test);  /* before any peer can send one */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -251,6 +255,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "t_contract: at most %d ranks\n", MAX_RANKS);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    /* the one that answers: the engine's for the right neighbour */
+    struct cdn_transport *used = size > 1 ? cdn_progress_transport_for((me + 1) % size) : NULL;
+    const char *name = used != NULL ? used->ops->name : asked;
+    CHECK(strcmp(name, asked) == 0, "the transport reaching the right neighbour is %s, as asked",
+          name);
     active_messages(name);
     one_sided(name);
     char label[64];

@@ -177,10 +177,17 @@ done
 if [ $multihost = 2 ]; then
     echo "ok: two-host Slurm cluster up (node1 10.77.0.11, node2 10.77.0.12, own hostnames)"
     for prog in "$@"; do
-        out=$(timeout 120 srun --mpi=pmix -N 2 -n 4 $prog 2>&1) || fail "srun -N 2 -n 4 $prog: $out"
+        out=$(CADENCE_TRANSPORT_REPORT=1 timeout 120 srun --mpi=pmix -N 2 -n 4 $prog 2>&1) ||
+            fail "srun -N 2 -n 4 $prog: $out"
         printf '%s\n' "$out"
+        # between the hosts: the transport named last in CADENCE_TRANSPORTS
+        # (tcp by default) carried messages
+        between=${CADENCE_TRANSPORTS:-shm,tcp}
+        between=${between##*,}
+        printf '%s\n' "$out" | grep -Eq "^cadence: rank [0-9]+: sent .*$between [1-9]" ||
+            fail "srun -N 2 -n 4 $prog: no rank sent a message over $between"
         hosts=$(timeout 30 srun -N 2 -n 4 hostname 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ';')
-        echo "ok: srun --mpi=pmix -N 2 -n 4 $prog (ranks per host: $hosts)"
+        echo "ok: srun --mpi=pmix -N 2 -n 4 $prog (ranks per host: $hosts; between them: $between)"
     done
     exit 0
 fi

@@ -6,6 +6,7 @@
     tools/bench/compare.py BENCH ... [--reps N] [--nothread] [--load N]
     tools/bench/compare.py part [--reps N] [--quick] [--check] [--out DIR]
     tools/bench/compare.py rma [--reps N] [--quick] [--check] [--out DIR]
+    tools/bench/compare.py fabrics [--reps N] [--quick] [--check] [--out DIR]
 
 Each benchmark is built with every MPI's own compiler wrapper and run with
 its own launcher in the same invocation, alternating between the MPIs on
@@ -16,8 +17,8 @@ warm-up; a repetition is one launch; summaries give the median over the
 repetitions [min-max].
 
 `table` (the default) runs every benchmark below except pack, the TCP
-ones and the rma group for Cadence, MPICH, Open MPI and cadence-nothread,
-3 repetitions, and writes DIR/table.csv (every measurement), DIR/table.md
+ones, the rma group and the fabrics group for Cadence, MPICH, Open MPI
+and cadence-nothread, 3 repetitions, and writes DIR/table.csv (every measurement), DIR/table.md
 (median [min-max] per row, the ratio Cadence / better of MPICH and Open
 MPI, the goal and whether it is met, the command line) and DIR/<bench>.png
 (gnuplot).  With --load N it also runs `latency-load` (8 B and 64 KiB
@@ -34,7 +35,9 @@ or not checked (an MPI or a benchmark missing: never counted as met) and
 exits 1 when one is missed, else 0.  A missed goal is marked "within the
 launches' spread" when Cadence's most favourable repetition meets it
 against the reference's least favourable one; it still counts as missed.
-`--from FILE` alone (or `table --from FILE`) rewrites DIR/table.md from it.
+`--from FILE` alone (or `table --from FILE`) rewrites DIR/table.md from it;
+a CSV of fabric benchmarks alone (one, or several concatenated) gives
+DIR/fabrics.md instead, with or without --check.
 
 BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
   startup     wall time of `<launcher> -n 2 hello` (examples/hello.c), ms:
@@ -99,7 +102,7 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               the persistent ones, 1 KiB-1 MiB, interleaved (us)
   p2p, coll, tcp   groups: latency bw bibw rate latency_mt overlap / the nine
               collectives, the three *_forms, the two *_released / the three
-              TCP benchmarks
+              TCP benchmarks (fabrics: above)
   part        the eight partitioned benchmarks above, run as a table of their
               own: `compare.py part` writes DIR/table.csv, DIR/table.md and
               DIR/<bench>.png (DIR: build/bench/part unless --out) and checks
@@ -124,6 +127,24 @@ BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
               (one line per MPI and form) and rma.md (the table run's layout);
               window kind: RMABENCH_WIN=allocate|create|dynamic (default
               allocate); not in the table
+  latency-fabric, bw-fabric, rate-fabric (group fabrics)
+              p2pbench's latency (8 B and the powers of 4 from 16 B to 1 MiB),
+              bw (to 4 MiB) and rate over TCP on loopback, with these rows
+              instead of the MPIs (FABRIC_CADENCE, FABRIC_ONLY):
+                cadence-ucx  Cadence, CADENCE_TRANSPORTS=ucx UCX_TLS=tcp,self
+                mpich        Debian's MPICH (ch4:ucx) as TCP_ONLY runs it:
+                             MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self
+                cadence-ofi  Cadence, CADENCE_TRANSPORTS=ofi
+                             CADENCE_OFI_PROVIDER="tcp;ofi_rxm"
+                cadence-tcp  Cadence, CADENCE_TRANSPORTS=tcp
+              (no Open MPI, no Cadence default).  Goals: cadence-ucx's
+              latency <= 1.1x and bandwidth >= MPICH's at every size;
+              cadence-tcp's latency <= 1.2x and bandwidth >= 1/1.2 of
+              cadence-ofi's.  `compare.py fabrics --reps 3 --check` writes
+              DIR/<bench>.csv, .ratios.csv (to the first row run), .png (a
+              line per row over the size) and fabrics.md (every point: each
+              row's median [min-max], cadence-ucx / mpich, cadence-tcp /
+              cadence-ofi, the goals); not in the table
 
 Options:
   --quick     every iteration count divided by 20, one repetition, one
@@ -163,6 +184,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("CADENCE_BUILD_ROOT", os.path.join(ROOT, "build"))
 FIELDS = ["bench", "mpi", "rep", "size", "stat", "value", "unit"]
+KIB, MIB = 1 << 10, 1 << 20
 
 # name, compiler wrapper, launcher argv prefix, extra environment
 MPIS = [
@@ -190,6 +212,23 @@ TCP_ONLY = {
     "openmpi": (["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"], {}),
 }
 
+# The `fabrics` run: Cadence over each of its fabric transports, every one
+# of them over TCP on loopback, as MPIs of their own (with_fabrics), beside
+# MPICH over UCX's tcp transport (TCP_ONLY's, FABRIC_ONLY): the issue's
+# comparison of Cadence's ucx transport with MPICH's ch4:ucx on the same
+# UCX transport, and of Cadence's own tcp transport with its ofi one over
+# libfabric's tcp provider.  Open MPI is not part of it.
+FABRIC_CADENCE = {
+    "cadence-ucx": {"CADENCE_TRANSPORTS": "ucx", "UCX_TLS": "tcp,self"},
+    "cadence-ofi": {"CADENCE_TRANSPORTS": "ofi", "CADENCE_OFI_PROVIDER": "tcp;ofi_rxm"},
+    "cadence-tcp": {"CADENCE_TRANSPORTS": "tcp"},
+}
+# the rows of the fabric benchmarks, in fabrics.md's order
+FABRIC_MPIS = ["cadence-ucx", "mpich", "cadence-ofi", "cadence-tcp"]
+# (the Cadence rows carry their environment: no "cadence" entry, which
+# every Cadence variant would take)
+FABRIC_ONLY = {"mpich": TCP_ONLY["mpich"]}
+
 
 def available():
     found = []
@@ -201,34 +240,37 @@ def available():
     return found
 
 
-def with_nothread(mpis):
+def with_cadence(mpis, name, env):
+    """mpis and Cadence once more as the MPI `name`, with env added to its
+    environment (unchanged when Cadence is missing or name is there)."""
     base = next((m for m in mpis if m[0] == "cadence"), None)
-    if base is None or any(m[0] == NOTHREAD for m in mpis):
+    if base is None or any(m[0] == name for m in mpis):
         return mpis
-    return mpis + [(NOTHREAD, base[1], base[2], {**base[3], "CADENCE_PROGRESS_THREADS": "0"})]
+    return mpis + [(name, base[1], base[2], {**base[3], **env})]
+
+
+def with_nothread(mpis):
+    return with_cadence(mpis, NOTHREAD, {"CADENCE_PROGRESS_THREADS": "0"})
 
 
 def with_contexts(mpis, n):
     """Cadence with CADENCE_PROGRESS_CONTEXTS=n as well, as "cadence-ctxN"."""
-    base = next((m for m in mpis if m[0] == "cadence"), None)
-    name = f"cadence-ctx{n}"
-    if base is None or any(m[0] == name for m in mpis):
-        return mpis
-    return mpis + [(name, base[1], base[2], {**base[3], "CADENCE_PROGRESS_CONTEXTS": str(n)})]
+    return with_cadence(mpis, f"cadence-ctx{n}", {"CADENCE_PROGRESS_CONTEXTS": str(n)})
 
 
 def with_noshare(mpis):
-    base = next((m for m in mpis if m[0] == "cadence"), None)
-    if base is None or any(m[0] == NOSHARE for m in mpis):
-        return mpis
-    return mpis + [(NOSHARE, base[1], base[2], {**base[3], "CADENCE_WORK_SHARING": "0"})]
+    return with_cadence(mpis, NOSHARE, {"CADENCE_WORK_SHARING": "0"})
 
 
 def with_again(mpis):
-    base = next((m for m in mpis if m[0] == "cadence"), None)
-    if base is None or any(m[0] == AGAIN for m in mpis):
-        return mpis
-    return mpis + [(AGAIN,) + tuple(base[1:])]
+    return with_cadence(mpis, AGAIN, {})
+
+
+def with_fabrics(mpis):
+    """Cadence over each fabric transport as well (FABRIC_CADENCE)."""
+    for name, env in FABRIC_CADENCE.items():
+        mpis = with_cadence(mpis, name, env)
+    return mpis
 
 
 def chosen(mpis, names, nothread=False):
@@ -276,13 +318,17 @@ class Bench:
 
     It prints "test,size,stat,value,unit" lines; rows whose test is TEST
     are kept.  variant: per-MPI (launcher arguments, environment) added to
-    each run (a Cadence variant such as cadence-nothread takes Cadence's)."""
+    each run (a Cadence variant such as cadence-nothread takes Cadence's).
+    only: the MPIs (names) it runs for, None for all."""
 
     def __init__(self, source, test, nprocs=2, args=(), quick_args=("-q",), variant=None,
-                 timeout=600):
+                 timeout=600, only=None):
         self.source, self.test, self.nprocs = source, test, nprocs
         self.args, self.quick_args = list(args), list(quick_args)
-        self.variant, self.timeout = variant or {}, timeout
+        self.variant, self.timeout, self.only = variant or {}, timeout, only
+
+    def runs(self, name):
+        return self.only is None or name in self.only
 
     def build(self, mpi, tmp):
         cc = mpi[1]
@@ -398,6 +444,11 @@ RMA_TCP_ONLY = {**TCP_ONLY,
 RMA_SHM = {"openmpi": ([], {"OMPI_MCA_btl_vader_single_copy_mechanism": "cma"})} \
     if os.environ.get("RMABENCH_WIN") in ("create", "dynamic") else {}
 
+# p2pbench.c over the fabrics (`compare.py fabrics`): 8 B and the powers of
+# 4 from 16 B to 1 MiB (bw: to 4 MiB)
+FABRICS = ["latency-fabric", "bw-fabric", "rate-fabric"]
+FABRIC_SIZES = [8] + [16 << 2 * k for k in range(10)]
+
 BENCHES = {
     "startup": Startup(),
     "pack": Pack(),
@@ -423,6 +474,10 @@ BENCHES = {
                           quick_args=["-i", "20", "-x", "2"], timeout=180),
     "latency-load": Bench("p2pbench.c", "latency", args=["-s", "8,65536"], timeout=600),
     **{f"{t}-tcp": Bench("p2pbench.c", t, variant=TCP_ONLY) for t in ["latency", "bw", "bibw"]},
+    **{f"{t}-fabric": Bench("p2pbench.c", t, args=args, variant=FABRIC_ONLY, only=FABRIC_MPIS,
+                            timeout=300)
+       for t, args in (("latency", ["-s", ",".join(str(s) for s in FABRIC_SIZES if s <= MIB)]),
+                       ("bw", ["-s", ",".join(str(s) for s in FABRIC_SIZES)]), ("rate", []))},
     # seed 003's Fig. 7: two threads of one process on a thread
     # communicator (Cadence; the process unbound, its two threads free to
     # take both processing units as two processes' would) against two
@@ -463,6 +518,7 @@ GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
                          "tc_bw_process"],
           "coll": COLLS + FORMS + RELEASED,
           "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
+          "fabrics": FABRICS,
           "part": PART,
           "tasks": TASKS,
           "rma": RMA}
@@ -479,8 +535,9 @@ PRIMARY = {"overlap": "overlap", "pack": "ratio", **{b: "ratio" for b in TASKS}}
 # MPI at that point, an MPI's name, "bench:NAME" = Cadence's own NAME at
 # the same size and stat, "stat:NAME" = Cadence's own figure NAME of the
 # same bench and size, "MPI:NAME" = that MPI's NAME at the same size and
-# stat, or "const" = factor itself.
-KIB, MIB = 1 << 10, 1 << 20
+# stat, or "const" = factor itself.  An eighth element, when present, is
+# the MPI whose value is checked (default "cadence"; "bench:" and "stat:"
+# references are then its own figures).
 GOALS = [
     ("<=1.1x best", ["latency"], (1, MIB), "mean", "le", 1.1, "best"),
     ("<=1.1x best", COLLS, (8, 64 * KIB), "mean", "le", 1.1, "best"),
@@ -533,6 +590,17 @@ GOALS = [
     ("<= best", RMA_LAT, (8, 8), "mean", "le", 1.0, "best"),
     (">= best", RMA_BW, (MIB, MIB), "mean", "ge", 1.0, "best"),
     ("<= 50 ms", ["rma_passive", "rma_passive-tcp"], None, "mean", "le", 50.0, "const"),
+    # fabrics (the `fabrics` run, TCP on loopback): Cadence over UCX against
+    # MPICH over the same UCX transport, and Cadence's own tcp transport
+    # within 1.2x of its ofi transport over libfabric's tcp provider, or
+    # better, at every size
+    ("cadence-ucx <=1.1x mpich", ["latency-fabric"], None, "mean", "le", 1.1, "mpich",
+     "cadence-ucx"),
+    ("cadence-ucx >= mpich", ["bw-fabric"], None, "mean", "ge", 1.0, "mpich", "cadence-ucx"),
+    ("cadence-tcp <=1.2x cadence-ofi", ["latency-fabric"], None, "mean", "le", 1.2,
+     "cadence-ofi", "cadence-tcp"),
+    ("cadence-tcp >= cadence-ofi / 1.2", ["bw-fabric"], None, "mean", "ge", 1 / 1.2,
+     "cadence-ofi", "cadence-tcp"),
 ]
 LOWER_IS_BETTER = {"us", "ms", "s"}
 
@@ -692,7 +760,8 @@ def run_round(bench, mpis, rep, tmp, quick, loaded):
     rows, failures = [], []
     procs = start_load(loaded)
     try:
-        for mpi in rotate(mpis, rep - 1):
+        # (the MPIs the bench runs for rotate among themselves)
+        for mpi in rotate([m for m in mpis if BENCHES[bench].runs(m[0])], rep - 1):
             t0 = time.perf_counter()
             got, err = BENCHES[bench].run(mpi, tmp, quick)
             dt = time.perf_counter() - t0
@@ -784,12 +853,13 @@ def goal_points(res, goal):
 
 def evaluate(res, goal, bench, size):
     """("met" | "missed" | "not checked", text)."""
-    label, _, _, stat, op, factor, ref = goal
+    label, _, _, stat, op, factor, ref = goal[:7]
+    who = goal[7] if len(goal) > 7 else "cadence"
     where = f"{label}: {bench} {size_text(bench, size) if size is not None else ''}".rstrip()
-    v = res.median(bench, "cadence", size, stat) if size is not None else None
+    v = res.median(bench, who, size, stat) if size is not None else None
     if v is None:
         return "not checked", f"{where}: not measured" if size is None else \
-            f"{where}: no Cadence result"
+            f"{where}: no {'Cadence' if who == 'cadence' else who} result"
     if ref == "best":
         got = res.best_other(bench, size, stat)
         if got is None:
@@ -799,10 +869,10 @@ def evaluate(res, goal, bench, size):
         r, rname = 1.0, "goal"
     elif ref.startswith("bench:"):
         rname = ref[len("bench:"):]
-        r = res.median(rname, "cadence", size, stat)
+        r = res.median(rname, who, size, stat)
     elif ref.startswith("stat:"):
         rname = ref[len("stat:"):]
-        r = res.median(bench, "cadence", size, rname)
+        r = res.median(bench, who, size, rname)
     elif ":" in ref:  # MPI:BENCH, another MPI's figure of another bench
         rmpi, rbench = ref.split(":", 1)
         rname = f"{rmpi} {rbench}"
@@ -814,20 +884,20 @@ def evaluate(res, goal, bench, size):
         return "not checked", f"{where}: no {rname} result"
     unit = res.units[(bench, stat)]
     if op == "not_worse":
-        text = f"cadence {fmt(v)} {unit}, {rname} {fmt(r)}"
+        text = f"{who} {fmt(v)} {unit}, {rname} {fmt(r)}"
     else:
         limit = factor * r
-        text = f"cadence {fmt(v)} {unit}, goal {'<=' if op == 'le' else '>='} {fmt(limit)}" + \
+        text = f"{who} {fmt(v)} {unit}, goal {'<=' if op == 'le' else '>='} {fmt(limit)}" + \
             ("" if ref == "const" else f" ({factor:g} x {rname} {fmt(r)})")
     if holds(op, factor, unit, v, r):
         return "met", f"{where}: {text}"
     # Missed on the medians.  Would Cadence's most favourable launch meet
     # it against the reference's least favourable one?  Then the gap is
     # inside what launches of the same build spread by on this machine.
-    rmpi, rbench, rstat = ("cadence", rname, stat) if ref.startswith("bench:") else \
-        ("cadence", bench, rname) if ref.startswith("stat:") else \
+    rmpi, rbench, rstat = (who, rname, stat) if ref.startswith("bench:") else \
+        (who, bench, rname) if ref.startswith("stat:") else \
         (*ref.split(":", 1), stat) if ":" in ref else (rname, bench, stat)
-    best_v = res.extreme(bench, "cadence", size, stat, True)
+    best_v = res.extreme(bench, who, size, stat, True)
     worst_r = r if ref == "const" else res.extreme(rbench, rmpi, size, rstat, False)
     if best_v is not None and worst_r is not None and holds(op, factor, unit, best_v, worst_r):
         text += SPREAD_NOTE
@@ -921,9 +991,9 @@ def same_build_report(res):
     return out
 
 
-# groups run on their own (`compare.py part`, `compare.py rma`), not in the
-# table run: their goals apply only to runs of theirs
-OWN_GOALS = [PART, RMA]
+# groups run on their own (`compare.py part`, `compare.py rma`, `compare.py
+# fabrics`), not in the table run: their goals apply only to runs of theirs
+OWN_GOALS = [PART, RMA, FABRICS]
 
 
 def goals_of(res):
@@ -931,7 +1001,8 @@ def goals_of(res):
     a partitioned benchmark ran (they belong to `compare.py part`, not to
     the table run), and a run of partitioned benchmarks alone only those,
     with the thread-off goal when cadence-nothread took part; the same for
-    the one-sided ones (`compare.py rma`)."""
+    the one-sided ones (`compare.py rma`) and the fabric ones (`compare.py
+    fabrics`)."""
     for g in GOALS:
         keep = True
         for group in OWN_GOALS:
@@ -983,6 +1054,7 @@ SECTIONS = [
     ("Partitioned communication (partbench.c; collectives: Cadence's MPIX_ extension)", PART),
     ("One-sided communication (rmabench.c), 2 ranks: rank 0 the origin, rank 1 the target",
      RMA),
+    ("Fabrics over TCP on loopback (p2pbench.c), 2 ranks", FABRICS),
 ]
 # partbench's figures of several forms: the rows of each bench, in order
 PART_ROWS = {"part_p2p": ["partitioned", "persistent", "nonblocking", "blocking"],
@@ -1057,45 +1129,71 @@ SUMMARY = [("latency", s, "mean") for s in (8, 64 * KIB, MIB)] + \
     [(b, 64 * KIB, f) for b in PCOLLS for f in ("partitioned", "persistent")]
 
 
-def table_line(res, cols, goals_at, bench, name, stat, size):
-    """One Markdown row: the MPIs' medians (Cadence's with [min-max]), the
-    ratio to the better of MPICH and Open MPI, the goals and verdicts."""
+def better_ratio(res, bench, size, stat):
+    """Cadence's median / the better of MPICH's and Open MPI's, or None."""
+    best = res.best_other(bench, size, stat)
+    v = res.median(bench, "cadence", size, stat)
+    return v / best[0] if best and v is not None and best[0] else None
+
+
+def row_ratio(a, b):
+    """A ratio column: MPI a's median / MPI b's at the point, or None."""
+    def ratio(res, bench, size, stat):
+        x, y = res.median(bench, a, size, stat), res.median(bench, b, size, stat)
+        return x / y if x is not None and y else None
+    return ratio
+
+
+# the table's ratio columns: (heading, function of (res, bench, size, stat))
+BETTER = [("Cadence / better", better_ratio)]
+FABRIC_RATIOS = [("cadence-ucx / mpich", row_ratio("cadence-ucx", "mpich")),
+                 ("cadence-tcp / cadence-ofi", row_ratio("cadence-tcp", "cadence-ofi"))]
+
+
+def table_line(res, cols, goals_at, bench, name, stat, size, ratios=BETTER, spread=("cadence",)):
+    """One Markdown row: the MPIs' medians (those of spread with
+    [min-max]), the ratio columns (default: to the better of MPICH and
+    Open MPI), the goals and verdicts."""
     unit = UNIT_TEXT.get(res.units.get((bench, stat)), res.units.get((bench, stat)))
     cells = []
     for m in cols:
         s = res.stats.get((bench, m, size, stat))
         if s is None:
             cells.append(missing_cell(bench, m, stat))
-        elif m == "cadence":
+        elif m in spread:
             cells.append(f"{fmt(s[0])} [{fmt(s[1])}–{fmt(s[2])}]")
         else:
             cells.append(fmt(s[0]))
-    best = res.best_other(bench, size, stat)
-    v = res.median(bench, "cadence", size, stat)
-    ratio = f"{v / best[0]:.2f}" if best and v is not None and best[0] and unit != "%" else "—"
+    cells += [f"{r:.2f}" if (r := fn(res, bench, size, stat)) is not None and unit != "%"
+              else "—" for _, fn in ratios]
     gs = [(lbl, verdict) for lbl, verdict in goals_at.get((bench, size), [])
           if lbl in {g[0] for g in GOALS if g[3] == stat}]
     goal = "; ".join(lbl for lbl, _ in gs) or "—"
     label = f"{name} {size_text(bench, size)}" if bench != "startup" else name
-    return f"| {label} ({unit}) | " + " | ".join(cells) + f" | {ratio} | {goal} | " + \
+    return f"| {label} ({unit}) | " + " | ".join(cells) + f" | {goal} | " + \
         verdict_cell(gs) + " |"
 
 
-def write_table(path, res, verdicts, failures, header, what="table"):
-    cols = [m for m in ["cadence", "mpich", "openmpi", NOTHREAD, AGAIN] if m in res.all_mpis]
+def write_table(path, res, verdicts, failures, header, what="table", cols=None, ratios=BETTER,
+                spread=("cadence",)):
+    """A run's Markdown table: the columns cols (default: Cadence, MPICH,
+    Open MPI and the Cadence variants that took part), the ratio columns,
+    the goals; spread: the columns with [min-max]."""
+    if cols is None:
+        cols = [m for m in ["cadence", "mpich", "openmpi", NOTHREAD, AGAIN] if m in res.all_mpis]
     goals_at = {}
     for (label, bench, size), (v, _) in verdicts.items():
         goals_at.setdefault((bench, size), []).append((label, v))
     lines = header[:]
     _, missed, _, unchecked = tally(verdicts)
     lines += [f"Goals: {goals_line(verdicts)}.", ""]
-    thead = ["| benchmark | " + " | ".join(cols) + " | Cadence / better | goal | met |",
-             "|---|" + "---|" * (len(cols) + 3)]
+    thead = ["| benchmark | " + " | ".join(cols + [h for h, _ in ratios]) + " | goal | met |",
+             "|---|" + "---|" * (len(cols) + len(ratios) + 2)]
     names = {(b, st): n for b in res.benches for n, st in table_rows(res, b)}
     summary = [(b, s, st) for b, s, st in SUMMARY if (b, "cadence", s, st) in res.stats]
     if summary:
         lines += ["## Summary", ""] + thead
-        lines += [table_line(res, cols, goals_at, b, names[(b, st)], st, s)
+        lines += [table_line(res, cols, goals_at, b, names[(b, st)], st, s, ratios, spread)
                   for b, s, st in summary]
         lines.append("")
     for title, benches in SECTIONS:
@@ -1105,7 +1203,7 @@ def write_table(path, res, verdicts, failures, header, what="table"):
         lines += [f"## {title}", ""] + thead
         for bench in benches:
             for name, stat in table_rows(res, bench):
-                lines += [table_line(res, cols, goals_at, bench, name, stat, size)
+                lines += [table_line(res, cols, goals_at, bench, name, stat, size, ratios, spread)
                           for size in sorted(res.sizes[bench])]
         lines.append("")
     # the tails: per-iteration median and p99
@@ -1241,6 +1339,26 @@ def write_rma(res, out, failures, header):
                 header + [f"Window kind: {window} (RMABENCH_WIN, rmabench.c).", ""], "rma")
 
 
+FABRIC_READING = (
+    "Every row over TCP on loopback, shared memory off: cadence-ucx = Cadence with "
+    "CADENCE_TRANSPORTS=ucx UCX_TLS=tcp,self; mpich = Debian's MPICH (ch4:ucx) with "
+    "MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self; cadence-ofi = Cadence with CADENCE_TRANSPORTS=ofi "
+    "CADENCE_OFI_PROVIDER='tcp;ofi_rxm'; cadence-tcp = Cadence with CADENCE_TRANSPORTS=tcp.  "
+    "Cells: median [min–max] over the repetitions, each the mean over OSU's iteration counts "
+    "after a warm-up (tools/bench/README.md).")
+
+
+def write_fabrics(res, out, failures, header):
+    """fabrics.md: every point of the fabric benchmarks, each row's median
+    [min-max] over the launches, cadence-ucx / mpich and cadence-tcp /
+    cadence-ofi (what the goals compare), the fabric goals and whether they
+    are met, the per-iteration median / p99, the runs that failed."""
+    verdicts = {k: v for k, v in check(res).items() if k[1] in FABRICS}
+    write_table(os.path.join(out, "fabrics.md"), res, verdicts,
+                [f for f in failures if f[0] in FABRICS], header, "fabrics", cols=FABRIC_MPIS,
+                ratios=FABRIC_RATIOS, spread=FABRIC_MPIS)
+
+
 def task_series(res, c, stat="ratio"):
     """{title: medians of stat over TASK_RANKS at 1 MiB} of task_<c>: one
     series per MPI and form."""
@@ -1321,19 +1439,21 @@ def lines_plot(png, title, ylabel, xlabels, series, logy=None, xlabel="size"):
 
 
 def summarize(name, res, bench, out):
-    """Print and write each MPI's median and its ratio to Cadence's."""
+    """Print and write each MPI's median and its ratio to Cadence's (to the
+    first MPI's where Cadence's default did not run it: the fabric rows)."""
     stat = table_rows(res, bench)[0][1]
     mpis = res.mpis[bench]
-    others = [m for m in mpis if m != "cadence"]
+    to = "cadence" if "cadence" in mpis else mpis[0]
+    others = [m for m in mpis if m != to]
     unit = res.units[(bench, stat)]
     path = os.path.join(out, f"{name}.ratios.csv")
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["size", "stat", "unit"] + mpis + [f"{m}/cadence" for m in others])
-        print(f"\n{name} ({stat}, {unit}): median (ratio to cadence)")
+        w.writerow(["size", "stat", "unit"] + mpis + [f"{m}/{to}" for m in others])
+        print(f"\n{name} ({stat}, {unit}): median (ratio to {to})")
         for s in sorted(res.sizes[bench]):
             med = {m: res.median(bench, m, s, stat) for m in mpis}
-            base = med.get("cadence")
+            base = med.get(to)
             ratios = {m: med[m] / base if base and med[m] is not None else None for m in others}
             w.writerow([s, stat, unit] + ["" if med[m] is None else f"{med[m]:.6g}" for m in mpis]
                        + ["" if ratios[m] is None else f"{ratios[m]:.3f}" for m in others])
@@ -1358,10 +1478,11 @@ def git_rev():
     return r.stdout.strip() or "?"
 
 
-def report_header(title, args, reps, rev, load0, wall, gate, loaded):
+def report_header(title, args, reps, rev, load0, wall, gate, loaded, reading=None):
     """The top of a Markdown report of a run: the command, the build, the
     machine's state (loaded: busy processes beside every run, or 0), the
-    placement gate and how to read the cells."""
+    placement gate and how to read the cells (reading: instead of the
+    table's text)."""
     cmd = " ".join(shlex.quote(a) for a in ["tools/bench/compare.py"] + sys.argv[1:])
     return [f"# {title} side by side", "",
             f"Command: `{cmd}`" + (f" (CADENCE_BUILD_ROOT={BUILD})"
@@ -1377,7 +1498,7 @@ def report_header(title, args, reps, rev, load0, wall, gate, loaded):
             f"GB/s of both directions at 1 MiB / 4 MiB, the ceiling under bibw there): "
             f"{copy_note()}.", "",
             gate_note(gate), "",
-            "Cadence: median [min–max] over the repetitions; the others: median. "
+            reading or "Cadence: median [min–max] over the repetitions; the others: median. "
             "Every point is the mean over OSU's iteration counts after a warm-up "
             "(tools/bench/README.md); 'better' is the better of MPICH and Open MPI.", ""]
 
@@ -1420,7 +1541,10 @@ def main():
         only_part = bool(res.benches) and all(b in PART for b in res.benches)
         args.out = args.out or os.path.join(BUILD, "bench", *(["part"] if only_part else []))
         os.makedirs(args.out, exist_ok=True)
-        if args.benches in (["table"], ["part"]) or not args.check:
+        if bool(res.benches) and all(b in FABRICS for b in res.benches):
+            write_fabrics(res, args.out, [], [f"# Fabrics (from {args.from_csv})", "",
+                                              FABRIC_READING, ""])
+        elif args.benches in (["table"], ["part"]) or not args.check:
             write_table(os.path.join(args.out, "table.md"), res, check(res), [],
                         [f"# Cadence, MPICH and Open MPI (from {args.from_csv})", ""])
         return report_check(check(res)) if args.check else 0
@@ -1428,7 +1552,9 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     table_csv = os.path.join(args.out, "table.csv")
 
-    mpis = chosen(available(), args.mpis, table or args.nothread)
+    fabrics = any(b in FABRICS or b == "fabrics" for b in benches)
+    mpis = chosen(with_fabrics(available()) if fabrics else available(), args.mpis,
+                  table or args.nothread)
     if args.again:
         mpis = with_again(mpis)
     if args.contexts > 1:
@@ -1479,6 +1605,10 @@ def main():
         write_rma(res, args.out, failures,
                   report_header("One-sided communication: Cadence, MPICH and Open MPI", args, reps,
                                 rev, load0, wall, gate, args.load))
+    if fabrics:
+        write_fabrics(res, args.out, failures, report_header(
+            "Fabrics: Cadence over UCX, MPICH over UCX, Cadence over OFI and over TCP", args,
+            reps, rev, load0, wall, gate, args.load, FABRIC_READING))
     for b, m, r, e in failures:
         print(f"FAILED {b} {m} rep {r}: {e}")
     if args.check:

@@ -32,6 +32,7 @@
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "transport/tcp/tcp.h"
+#include "transport/xfer_list.h"
 
 #define RX_CAP (sizeof(struct tcp_frame) + TCP_EAGER_MAX + 64 * 1024)
 
@@ -58,34 +59,9 @@ static struct tcp_state *state_of(struct cdn_transport *tp)
     return (struct tcp_state *)tp->priv;
 }
 
-static void list_push(struct cdn_xfer **head, struct cdn_xfer *r)
-{
-    r->next = *head;
-    *head = r;
-}
 
-/* The link that points at the transfer whose address is cookie, or the
- * list's terminating NULL (the lists hold the sends and receives in flight
- * with one peer: short). */
-static struct cdn_xfer **list_link(struct cdn_xfer **head, uint64_t cookie)
-{
-    while (*head != NULL && (uint64_t)(uintptr_t)*head != cookie)
-        head = &(*head)->next;
-    return head;
-}
 
-static void list_remove(struct cdn_xfer **head, struct cdn_xfer *r)
-{
-    struct cdn_xfer **link = list_link(head, (uint64_t)(uintptr_t)r);
-    if (*link != NULL)
-        *link = r->next;
-    r->next = NULL;
-}
 
-static struct cdn_xfer *list_find(struct cdn_xfer *head, uint64_t cookie)
-{
-    return *list_link(&head, cookie);
-}
 
 void tcp_watch_out(struct tcp_state *st, struct tcp_peer *p, bool on)
 {
@@ -337,14 +313,14 @@ static int tcp_send(struct cdn_transport *tp, struct cdn_xfer *sx)
     sx->rndv = !eager;
     if (waits) {  /* before writing: the answer may come at once */
         sx->state = eager ? WAIT_ACK : WAIT_CTS;
-        list_push(&p->waiting, sx);
+        cdn_xfer_push(&p->waiting, sx);
     }
     sx->wire_id = p->msgs_out;
     rc = put(st, p, &f, payload, eager ? (size_t)f.h.bytes : 0);
     if (rc == MPI_SUCCESS)
         p->msgs_out++;
     else if (waits)
-        list_remove(&p->waiting, sx);
+        cdn_xfer_remove(&p->waiting, sx);
     pthread_mutex_unlock(&p->lock);
     if (rc == MPI_SUCCESS && eager)
         cdn_p2p_send_done(sx, false, MPI_SUCCESS);
@@ -398,7 +374,7 @@ static void tcp_dropped(struct cdn_transport *tp, struct cdn_xfer *sx)
 {
     struct tcp_peer *p = &state_of(tp)->peers[sx->peer];
     pthread_mutex_lock(&p->lock);
-    list_remove(&p->waiting, sx);
+    cdn_xfer_remove(&p->waiting, sx);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -417,10 +393,10 @@ static int tcp_pull(struct cdn_transport *tp, struct cdn_xfer *rx)
     if (rc == MPI_SUCCESS) {
         rx->moved = 0;
         if (rx->bytes > 0)
-            list_push(&p->pulls, rx);
+            cdn_xfer_push(&p->pulls, rx);
         rc = put(st, p, &f, NULL, 0);
         if (rc != MPI_SUCCESS && rx->bytes > 0)
-            list_remove(&p->pulls, rx);
+            cdn_xfer_remove(&p->pulls, rx);
     }
     pthread_mutex_unlock(&p->lock);
     if (rc == MPI_SUCCESS && rx->bytes == 0)
@@ -452,7 +428,7 @@ void tcp_fail_all(struct tcp_failed *f, int err)
     }
     while (f->waiting != NULL) {
         struct cdn_xfer *r = f->waiting;
-        list_remove(&f->waiting, r);
+        cdn_xfer_remove(&f->waiting, r);
         if (r->state == WAIT_ACK)
             cdn_p2p_acked((uint64_t)(uintptr_t)r, err);
         else
@@ -460,7 +436,7 @@ void tcp_fail_all(struct tcp_failed *f, int err)
     }
     while (f->pulls != NULL) {
         struct cdn_xfer *r = f->pulls;
-        list_remove(&f->pulls, r);
+        cdn_xfer_remove(&f->pulls, r);
         cdn_p2p_recv_done(r, err);
     }
 }
@@ -477,13 +453,7 @@ static _Noreturn void bad_peer(struct tcp_state *st, struct tcp_peer *p, const c
 static struct cdn_xfer *take_waiting(struct tcp_peer *p, uint64_t cookie, int want)
 {
     pthread_mutex_lock(&p->lock);
-    struct cdn_xfer **link = list_link(&p->waiting, cookie), *r = *link;
-    if (r != NULL && (want == 0 || r->state == want)) {
-        *link = r->next;
-        r->next = NULL;
-    } else {
-        r = NULL;
-    }
+    struct cdn_xfer *r = cdn_xfer_take(&p->waiting, cookie, want);
     pthread_mutex_unlock(&p->lock);
     return r;
 }
@@ -527,7 +497,7 @@ static void on_cts(struct tcp_state *st, struct tcp_peer *p, const struct tcp_fr
 static void on_data(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f)
 {
     pthread_mutex_lock(&p->lock);
-    struct cdn_xfer *r = list_find(p->pulls, f->a);
+    struct cdn_xfer *r = cdn_xfer_find(p->pulls, f->a);
     pthread_mutex_unlock(&p->lock);
     if (r == NULL)
         bad_peer(st, p, "data for no waiting receive");
@@ -553,7 +523,7 @@ static void body_advance(struct tcp_peer *p, const void *src, size_t n)
     if (p->body_off < r->bytes)
         return;
     pthread_mutex_lock(&p->lock);
-    list_remove(&p->pulls, r);
+    cdn_xfer_remove(&p->pulls, r);
     pthread_mutex_unlock(&p->lock);
     cdn_p2p_recv_done(r, MPI_SUCCESS);
 }

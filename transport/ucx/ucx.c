@@ -221,16 +221,8 @@ ucp_ep_h ucx_ep(struct ucx_state *st, struct ucx_peer *p, int *err, const char *
 struct ucx_op *ucx_op_new(struct ucx_state *st, int kind, int peer, struct cdn_xfer *x,
                           size_t extra)
 {
-    struct ucx_op *op = NULL;
     bool small = extra <= UCX_POOL_DATA;
-    if (small) {
-        pthread_mutex_lock(&st->pool_lock);
-        if ((op = st->op_pool) != NULL) {
-            st->op_pool = op->next;
-            st->op_spares--;
-        }
-        pthread_mutex_unlock(&st->pool_lock);
-    }
+    struct ucx_op *op = small ? cdn_keep_take(&st->op_spares) : NULL;
     if (op == NULL && (op = malloc(sizeof *op + (small ? UCX_POOL_DATA : extra))) == NULL)
         return NULL;
     memset(op, 0, sizeof *op);
@@ -247,17 +239,8 @@ void ucx_op_free(struct ucx_state *st, struct ucx_op *op)
     if (op->counted)
         cdn_progress_work_changed(-1);
     free(op->tmp);
-    if (op->pooled) {
-        pthread_mutex_lock(&st->pool_lock);
-        if (st->op_spares < UCX_POOL_MAX) {
-            op->next = st->op_pool;
-            st->op_pool = op;
-            st->op_spares++;
-            op = NULL;
-        }
-        pthread_mutex_unlock(&st->pool_lock);
-    }
-    free(op);
+    if (!op->pooled || !cdn_keep_give(&st->op_spares, op))
+        free(op);
 }
 
 void ucx_op_pending(struct ucx_op *op)
@@ -270,16 +253,8 @@ void ucx_op_pending(struct ucx_op *op)
 
 struct ucx_in *ucx_in_new(struct ucx_state *st, size_t room)
 {
-    struct ucx_in *in = NULL;
     bool small = room <= UCX_POOL_DATA;
-    if (small) {
-        pthread_mutex_lock(&st->pool_lock);
-        if ((in = st->in_pool) != NULL) {
-            st->in_pool = in->next;
-            st->in_spares--;
-        }
-        pthread_mutex_unlock(&st->pool_lock);
-    }
+    struct ucx_in *in = small ? cdn_keep_take(&st->in_spares) : NULL;
     if (in == NULL && (in = malloc(sizeof *in + (small ? UCX_POOL_DATA : room))) == NULL)
         return NULL;
     in->pooled = small;
@@ -288,32 +263,10 @@ struct ucx_in *ucx_in_new(struct ucx_state *st, size_t room)
 
 void ucx_in_free(struct ucx_state *st, struct ucx_in *in)
 {
-    if (in->pooled) {
-        pthread_mutex_lock(&st->pool_lock);
-        if (st->in_spares < UCX_POOL_MAX) {
-            in->next = st->in_pool;
-            st->in_pool = in;
-            st->in_spares++;
-            in = NULL;
-        }
-        pthread_mutex_unlock(&st->pool_lock);
-    }
-    free(in);
+    if (!in->pooled || !cdn_keep_give(&st->in_spares, in))
+        free(in);
 }
 
-static void pools_free(struct ucx_state *st)
-{
-    while (st->op_pool != NULL) {
-        struct ucx_op *op = st->op_pool;
-        st->op_pool = op->next;
-        free(op);
-    }
-    while (st->in_pool != NULL) {
-        struct ucx_in *in = st->in_pool;
-        st->in_pool = in->next;
-        free(in);
-    }
-}
 
 void ucx_op_done(struct ucx_state *st, struct ucx_op *op, ucs_status_t status)
 {
@@ -674,8 +627,8 @@ static void ucx_finalize(struct cdn_transport *tp)
     ucp_worker_destroy(st->worker);
     ucp_cleanup(st->ctx);
     pthread_mutex_unlock(&st->lock);
-    pools_free(st);
-    pthread_mutex_destroy(&st->pool_lock);
+    cdn_keep_drain(&st->op_spares);
+    cdn_keep_drain(&st->in_spares);
     pthread_mutex_destroy(&st->lock);
     free(st->peers);
     free(st);
@@ -710,7 +663,6 @@ static struct cdn_transport *fail(struct ucx_state *st, const char *what, ucs_st
         ucp_worker_destroy(st->worker);
     if (st->ctx != NULL)
         ucp_cleanup(st->ctx);
-    pthread_mutex_destroy(&st->pool_lock);
     pthread_mutex_destroy(&st->lock);
     free(st->peers);
     free(st);
@@ -794,7 +746,8 @@ struct cdn_transport *cdn_ucx_transport_create(void)
         st->peers[w].st = st;
     }
     pthread_mutex_init(&st->lock, NULL);
-    pthread_mutex_init(&st->pool_lock, NULL);
+    st->op_spares = (struct cdn_keep)CDN_KEEP_INIT(st->op_kept);
+    st->in_spares = (struct cdn_keep)CDN_KEEP_INIT(st->in_kept);
     st->tp.ops = &ucx_ops;
     st->tp.caps = CDN_TP_CAP_GET | CDN_TP_CAP_PUT;
     st->tp.am_max = UCX_AM_MAX;

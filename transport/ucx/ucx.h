@@ -23,6 +23,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include "progress/keep.h"
 #include "transport/transport.h"
 
 #define CDN_MODEX_UCX_ADDR "cdn.ucx.addr"  /* the worker's address (ucp_worker_get_address) */
@@ -68,7 +69,7 @@ struct ucx_op {
     struct ucx_state *st;
     void *req;                    /* UCX's request while it has one (OP_RNDV) */
     int kind;                     /* OP_* */
-    bool pooled;                  /* from st->op_pool (room for UCX_POOL_DATA bytes) */
+    bool pooled;                  /* kept in st->op_spares (room for UCX_POOL_DATA bytes) */
     bool counted;                 /* counted in the engine's pending work while UCX has it */
     int peer;
     ucs_status_t status;
@@ -83,7 +84,7 @@ struct ucx_op {
  * came out of order). */
 struct ucx_in {
     struct ucx_in *next;
-    bool pooled;                  /* from st->in_pool (room for UCX_POOL_DATA bytes) */
+    bool pooled;                  /* kept in st->in_spares (room for UCX_POOL_DATA bytes) */
     struct ucx_hdr hdr;
     const void *data;             /* the payload (NULL for M_RTS) */
     size_t len;                   /* its bytes (M_RTS: the rendezvous data's) */
@@ -148,10 +149,9 @@ struct ucx_state {
     uint64_t next_token;          /* M_RTS tokens */
     uint64_t next_reg;            /* registration ids (rma.c) */
     struct ucx_reg *regs;         /* this process's registrations (rma.c) */
-    pthread_mutex_t pool_lock;    /* the spares below (taken with or without st->lock) */
-    struct ucx_op *op_pool;
-    struct ucx_in *in_pool;
-    int op_spares, in_spares;
+    /* spare ops and arrivals (progress/keep.h; taken with or without st->lock) */
+    struct cdn_keep op_spares, in_spares;
+    void *op_kept[UCX_POOL_MAX], *in_kept[UCX_POOL_MAX];
 };
 
 /* ucx.c */

@@ -613,6 +613,8 @@ int cdn_MPI_Win_fence(int assert, MPI_Win win)
     cdn_rma_quiesce(w);
     w->fence_ops = false;
     rc = cdn_coll_barrier_direct("MPI_Win_fence", w->comm);
+    if (rc == MPI_SUCCESS)
+        rc = cdn_rma_failed(w, "MPI_Win_fence");
     if (rc != MPI_SUCCESS)
         return rc;
     w->rma_epoch = (assert & MPI_MODE_NOSUCCEED) ? CDN_RMA_NONE : CDN_RMA_FENCE;

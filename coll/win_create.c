@@ -2,9 +2,11 @@
  * Window creation (runtime/win.h, cdn_win_create): collective over a
  * private communicator made first (its own context id agreed over the
  * user's communicator).  Every process then publishes its part (base,
- * size, displacement unit) together with how its local set-up went, so a
- * failure anywhere (memory, the shared mapping) fails the call everywhere
- * instead of leaving peers with a half-made window.
+ * size, displacement unit, and the keys of its registrations with the
+ * fabric transports: progress/rma.c, cdn_rma_register) together with
+ * how its local set-up went, so a failure anywhere (memory, the shared
+ * mapping) fails the call everywhere instead of leaving peers with a
+ * half-made window.
  *
  * Shared windows: rank 0 of the window creates one memfd holding every
  * process's part back to back (contiguous across ranks, as MPI promises
@@ -17,7 +19,9 @@
  * stores (progress/rma.c) with no part for the target's threads; with
  * CADENCE_RMA_DIRECT=0 they keep private memory.  Behind the parts the
  * segment holds one accumulate lock per part (a word, free when zero):
- * whoever applies an accumulate to a part takes that part's.
+ * whoever applies an accumulate to a part takes that part's.  "On this
+ * node" means reached through the shm transport (cdn_rma_can_map): under
+ * CADENCE_TRANSPORTS=ofi, say, the parts stay private and registered.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +51,7 @@ struct part_msg {
     MPI_Aint size;
     MPI_Aint disp_unit;
     int errclass;  /* MPI_SUCCESS, or why this process's local set-up failed */
+    struct cdn_rma_keys keys;  /* its registrations (an unmapped window) */
 };
 
 /* How the parts lie in a shared segment: back to back (a shared window's
@@ -182,15 +187,23 @@ static int shm_setup(struct cdn_win *w, struct cdn_xchg *x, const char *caller)
 }
 
 /* Exchange the parts; fail everywhere when any process failed locally
- * (mine: this process's failure code, already reported). */
-static int gather_parts(struct cdn_win *w, struct cdn_xchg *x, int mine, const char *caller)
+ * (mine: this process's failure code, already reported).  An unmapped
+ * window's parts go with their registrations: *keys gets every rank's
+ * (the caller frees them). */
+static int gather_parts(struct cdn_win *w, struct cdn_xchg *x, int mine, bool map,
+                        struct cdn_rma_keys **keys, const char *caller)
 {
-    struct part_msg me = {w->base, w->size, w->disp_unit, mine != MPI_SUCCESS ? cdn_err_class_of(mine) : 0};
+    struct part_msg me = {.base = w->base, .size = w->size, .disp_unit = w->disp_unit,
+                          .errclass = mine != MPI_SUCCESS ? cdn_err_class_of(mine) : 0};
+    if (mine == MPI_SUCCESS && !map)
+        cdn_rma_register(w, &me.keys);
     struct part_msg *all = calloc((size_t)x->n, sizeof *all);
     w->parts = calloc((size_t)x->n, sizeof *w->parts);
     w->rk = calloc((size_t)x->n, sizeof *w->rk);
     w->lk_q = calloc((size_t)x->n, sizeof *w->lk_q);
-    if (all == NULL || w->parts == NULL || w->rk == NULL || w->lk_q == NULL) {
+    *keys = map ? NULL : calloc((size_t)x->n, sizeof **keys);
+    if (all == NULL || w->parts == NULL || w->rk == NULL || w->lk_q == NULL ||
+        (!map && *keys == NULL)) {
         /* a few bytes a process: the job is lost anyway */
         free(all);
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
@@ -199,6 +212,8 @@ static int gather_parts(struct cdn_win *w, struct cdn_xchg *x, int mine, const c
     int bad = -1;
     for (int i = 0; rc == MPI_SUCCESS && i < x->n; i++) {
         w->parts[i] = (struct cdn_win_part){all[i].base, all[i].size, all[i].disp_unit};
+        if (*keys != NULL)
+            (*keys)[i] = all[i].keys;
         if (all[i].errclass != 0 && bad < 0)
             bad = i;
     }
@@ -216,8 +231,7 @@ static int gather_parts(struct cdn_win *w, struct cdn_xchg *x, int mine, const c
 static bool mapped(const struct cdn_comm *comm, int flavor)
 {
     return flavor == MPI_WIN_FLAVOR_SHARED ||
-           (flavor == MPI_WIN_FLAVOR_ALLOCATE && comm->size > 1 && all_local(comm) &&
-            cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) != 0);
+           (flavor == MPI_WIN_FLAVOR_ALLOCATE && comm->size > 1 && cdn_rma_can_map(comm));
 }
 
 /* This process's memory, before anything is exchanged. */
@@ -263,11 +277,13 @@ int cdn_win_create(struct cdn_comm *comm, const struct cdn_win_args *a, struct c
                        "MPI_COMM_TYPE_SHARED first)", caller);
     struct cdn_xchg x;
     cdn_xchg_all(&x, w->comm, CDN_TAG_WIN);
-    rc = gather_parts(w, &x, mine, caller);
+    struct cdn_rma_keys *keys = NULL;
+    rc = gather_parts(w, &x, mine, map, &keys, caller);
     if (rc == MPI_SUCCESS && map)
         rc = shm_setup(w, &x, caller);
     if (rc == MPI_SUCCESS)
-        cdn_rma_setup(w);
+        cdn_rma_setup(w, keys);
+    free(keys);
     if (rc == MPI_SUCCESS)
         rc = cdn_win_publish(w, caller);
     if (rc != MPI_SUCCESS) {

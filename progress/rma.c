@@ -551,12 +551,13 @@ static bool xfer_over(void *arg)
     return atomic_load_explicit(&((struct xfer_wait *)arg)->done, memory_order_acquire);
 }
 
-/* Move n bytes between local and address `at` of world rank peer's memory
- * by tp's one-sided copy; MPI_SUCCESS or its error. */
+/* Move n bytes between local and address `at` (under registration key,
+ * 0 where the transport needs none) of world rank peer's memory by tp's
+ * one-sided copy; MPI_SUCCESS or its error. */
 static int xfer(struct cdn_transport *tp, int peer, bool put, char *local, uint64_t at,
-                uint64_t n)
+                uint64_t key, uint64_t n)
 {
-    struct xfer_wait t = {.x = {.peer = peer, .bytes = n, .rkey = {.addr = at},
+    struct xfer_wait t = {.x = {.peer = peer, .bytes = n, .rkey = {.addr = at, .key = key},
                                 .on_done = xfer_done}};
     if (put)
         t.x.src = local;
@@ -570,14 +571,129 @@ static int xfer(struct cdn_transport *tp, int peer, bool put, char *local, uint6
     return t.err;
 }
 
+/* Does world rank peer reach us by shared memory (context 0)? */
+static bool by_shm(int peer)
+{
+    struct cdn_transport *tp = cdn_progress_transport_for(peer);
+    return tp != NULL && strcmp(tp->ops->name, "shm") == 0;
+}
+
+bool cdn_rma_can_map(const struct cdn_comm *comm)
+{
+    if (cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) == 0)
+        return false;
+    for (int r = 0; r < comm->size; r++) {
+        int peer = cdn_comm_world_rank(comm, r);
+        if (peer != cdn_rt.world_rank && !by_shm(peer))
+            return false;
+    }
+    return true;
+}
+
+/* The transport's copy: can tp get and put, and does it need our memory
+ * registered for that? */
+static bool copies(const struct cdn_transport *tp)
+{
+    unsigned both = CDN_TP_CAP_GET | CDN_TP_CAP_PUT;
+    return (tp->caps & both) == both;
+}
+
+static void unregister(struct cdn_win *w)
+{
+    for (int i = 0; i < w->nregs; i++) {
+        struct cdn_transport *tp = w->regs[i].tp;
+        struct cdn_mem_key key = {w->regs[i].addr, w->regs[i].key};
+        tp->ops->mem_dereg(tp, &key);
+    }
+    w->nregs = 0;
+}
+
+void cdn_rma_register(struct cdn_win *w, struct cdn_rma_keys *mine)
+{
+    memset(mine, 0, sizeof *mine);
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->base == NULL || w->size == 0 ||
+        cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) == 0)
+        return;
+    for (int r = 0; r < w->comm->size; r++) {
+        int peer = cdn_comm_world_rank(w->comm, r);
+        struct cdn_transport *tp = peer != cdn_rt.world_rank ? cdn_progress_transport_for(peer)
+                                                             : NULL;
+        if (tp == NULL || !copies(tp) || tp->ops->mem_reg == NULL || tp->kind >= CDN_RMA_KINDS ||
+            (mine->have & (1u << tp->kind)))
+            continue;
+        if (w->regs == NULL && (w->regs = calloc(CDN_RMA_KINDS, sizeof *w->regs)) == NULL)
+            return;  /* (then by active messages) */
+        struct cdn_mem_key key;
+        if (tp->ops->mem_reg(tp, w->base, (size_t)w->size, &key) != MPI_SUCCESS)
+            continue;
+        w->regs[w->nregs++] = (struct cdn_win_reg){tp, key.addr, key.key};
+        w->unregister = unregister;
+        mine->have |= 1u << tp->kind;
+        mine->addr[tp->kind] = key.addr;
+        mine->key[tp->kind] = key.key;
+    }
+}
+
+/* A put or get by the transport's copy that nobody waits for: a flush
+ * does, by the count of rank r's messages it adds to (the contiguous
+ * ones of operations without a request: their memory is the user's
+ * until the flush anyway). */
+struct xfer_async {
+    struct cdn_xfer x;
+    struct cdn_win *w;
+    int r;
+};
+
+static void async_done(struct cdn_xfer *x, int err)
+{
+    struct xfer_async *t = (struct xfer_async *)x;
+    struct cdn_win *w = t->w;
+    int r = t->r;
+    free(t);
+    if (err != MPI_SUCCESS) {
+        int none = MPI_SUCCESS;
+        atomic_compare_exchange_strong(&w->xfer_err, &none, err);
+    }
+    count_in(w, r, 1);  /* (the last touch: a waiting MPI_Win_free may go on) */
+}
+
+static int xfer_start(struct cdn_transport *tp, struct cdn_win *w, int r, int peer, bool put,
+                      char *local, uint64_t at, uint64_t key, uint64_t n)
+{
+    struct xfer_async *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return xfer(tp, peer, put, local, at, key, n);
+    *t = (struct xfer_async){.x = {.peer = peer, .bytes = n, .rkey = {.addr = at, .key = key},
+                                   .on_done = async_done},
+                             .w = w, .r = r};
+    if (put)
+        t->x.src = local;
+    else
+        t->x.dst = local;
+    count_out(w, r);
+    int rc = put ? tp->ops->put(tp, &t->x) : tp->ops->get(tp, &t->x);
+    if (rc != MPI_SUCCESS) {
+        count_in(w, r, 1);
+        free(t);
+    }
+    return rc;
+}
+
+int cdn_rma_failed(struct cdn_win *w, const char *caller)
+{
+    int err = atomic_exchange(&w->xfer_err, MPI_SUCCESS);
+    return err == MPI_SUCCESS ? MPI_SUCCESS
+                              : cdn_err_prefix(err, caller);
+}
+
 /* How operations reach rank r's part: loads and stores when it is ours
- * or mapped here and the engine reaches its process through shared
- * memory (under CADENCE_TRANSPORTS=tcp a mapped part is still reached
- * by messages, as a remote one would be); the transport's copy when the
- * transport can write and read that process's memory by address (no
- * registration: CMA) and a one-byte read of its part works (the kernel
- * may refuse CMA); else active messages. */
-static int way_to(struct cdn_win *w, int r, bool direct)
+ * or mapped here (a mapped window's processes all reach each other by
+ * shared memory); the transport's copy when the transport can write and
+ * read that process's memory -- by address alone (CMA), or by the key
+ * rank r registered its part under with that transport -- and a one-byte
+ * read of its part works (the kernel may refuse CMA); else active
+ * messages.  keys: every rank's registrations, or NULL. */
+static int way_to(struct cdn_win *w, int r, bool direct, const struct cdn_rma_keys *keys)
 {
     if (r == w->comm->rank)
         return CDN_RMA_VIA_MAP;
@@ -587,20 +703,29 @@ static int way_to(struct cdn_win *w, int r, bool direct)
         return CDN_RMA_VIA_AM;
     if (w->shm != NULL)
         return strcmp(tp->ops->name, "shm") == 0 ? CDN_RMA_VIA_MAP : CDN_RMA_VIA_AM;
-    unsigned both = CDN_TP_CAP_GET | CDN_TP_CAP_PUT;
-    char probe;
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || (tp->caps & both) != both ||
-        tp->ops->mem_reg != NULL || w->parts[r].size == 0 ||
-        xfer(tp, peer, false, &probe, (uint64_t)(uintptr_t)w->parts[r].base, 1) != MPI_SUCCESS)
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !copies(tp) || w->parts[r].size == 0)
         return CDN_RMA_VIA_AM;
-    return CDN_RMA_VIA_XFER;
+    struct cdn_win_rank *k = &w->rk[r];
+    if (tp->ops->mem_reg == NULL) {
+        k->raddr = (uint64_t)(uintptr_t)w->parts[r].base;
+        k->rkey = 0;
+    } else if (keys != NULL && tp->kind < CDN_RMA_KINDS &&
+               (keys[r].have & (1u << tp->kind))) {
+        k->raddr = keys[r].addr[tp->kind];
+        k->rkey = keys[r].key[tp->kind];
+    } else {
+        return CDN_RMA_VIA_AM;
+    }
+    char probe;
+    return xfer(tp, peer, false, &probe, k->raddr, k->rkey, 1) == MPI_SUCCESS ? CDN_RMA_VIA_XFER
+                                                                              : CDN_RMA_VIA_AM;
 }
 
-void cdn_rma_setup(struct cdn_win *w)
+void cdn_rma_setup(struct cdn_win *w, const struct cdn_rma_keys *keys)
 {
     bool direct = cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) != 0;
     for (int r = 0; r < w->comm->size; r++)
-        w->rk[r].via = way_to(w, r, direct);
+        w->rk[r].via = way_to(w, r, direct, keys);
 }
 
 /* How an operation of this kind goes to rank r (the copy moves puts' and
@@ -624,7 +749,9 @@ struct walk {
     int peer;                  /* the target's world rank (XFER, AM) */
     struct cdn_transport *tp;  /* XFER: the transport reaching it */
     uintptr_t at;              /* MAP: where the target part's byte 0 is here (a dynamic
-                                * window's offsets are addresses: 0); XFER: there */
+                                * window's offsets are addresses: 0); XFER: there, as the
+                                * transport names it */
+    uint64_t key;              /* XFER: the target part's registration key (or 0) */
     char *contig;              /* the origin's stream when it is contiguous, else NULL */
     uint64_t chunk;            /* the most data bytes a message (a copy) carries */
     char *msg;                 /* a message being built (header + data), or a bounce
@@ -666,12 +793,17 @@ static int run(struct walk *k, uint64_t off, uint64_t len)
             } else {
                 accumulate(k->w, r, k->op, k->basic, in, at, n);
             }
+        } else if (k->via == CDN_RMA_VIA_XFER && k->contig != NULL && k->a->req == NULL) {
+            int rc = xfer_start(k->tp, k->w, k->a->trank, k->peer, k->kind == CDN_RMA_PUT,
+                                k->contig + k->pos, k->at + off, k->key, n);
+            if (rc != MPI_SUCCESS)
+                return rc;
         } else if (k->via == CDN_RMA_VIA_XFER) {
             bool put = k->kind == CDN_RMA_PUT;
             char *local = k->contig != NULL ? k->contig + k->pos : k->msg;
             if (put && k->contig == NULL)
                 cdn_dt_pack(&k->oseg, k->pos, local, (MPI_Count)n);
-            int rc = xfer(k->tp, k->peer, put, local, k->at + off, n);
+            int rc = xfer(k->tp, k->peer, put, local, k->at + off, k->key, n);
             if (rc != MPI_SUCCESS)
                 return rc;
             if (!put && k->contig == NULL)
@@ -894,9 +1026,12 @@ static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn
          * bounce buffer */
         k.chunk = data_only && (k.via == CDN_RMA_VIA_MAP || k.contig != NULL) ? UINT64_MAX
                                                                              : 256 * 1024;
-        k.at = map_base(w, a->trank);  /* (XFER: the address in the target's process) */
-        if (k.via == CDN_RMA_VIA_XFER)
+        k.at = map_base(w, a->trank);
+        if (k.via == CDN_RMA_VIA_XFER) {  /* (where the part is, as the transport names it) */
             k.tp = cdn_progress_transport_for(k.peer);
+            k.at = (uintptr_t)w->rk[a->trank].raddr;
+            k.key = w->rk[a->trank].rkey;
+        }
     }
     if (k.basic_size > 0)
         k.chunk -= k.chunk % (uint64_t)k.basic_size;  /* whole elements a message */
@@ -1122,7 +1257,7 @@ int cdn_rma_unlock(struct cdn_win *w, int r, const char *caller)
     w->rk[r].held = 0;
     if (--w->nlocks == 0)
         w->rma_epoch = CDN_RMA_NONE;
-    return MPI_SUCCESS;
+    return cdn_rma_failed(w, caller);
 }
 
 int cdn_rma_lock_all(struct cdn_win *w, int assert, const char *caller)
@@ -1167,7 +1302,7 @@ int cdn_rma_unlock_all(struct cdn_win *w, const char *caller)
     for (int r = 0; r < w->comm->size; r++)
         w->rk[r].held = 0;
     w->rma_epoch = CDN_RMA_NONE;
-    return MPI_SUCCESS;
+    return cdn_rma_failed(w, caller);
 }
 
 int cdn_rma_flush(struct cdn_win *w, int r, const char *caller)
@@ -1177,7 +1312,7 @@ int cdn_rma_flush(struct cdn_win *w, int r, const char *caller)
             return cdn_err(MPI_ERR_RMA_SYNC, "%s: no passive-target epoch is open on the "
                            "window", caller);
         cdn_rma_quiesce(w);
-        return MPI_SUCCESS;
+        return cdn_rma_failed(w, caller);
     }
     if (r < 0 || r >= w->comm->size)
         return cdn_err(MPI_ERR_RANK, "%s: rank %d is not a rank of the window's group (size %d)",
@@ -1185,7 +1320,7 @@ int cdn_rma_flush(struct cdn_win *w, int r, const char *caller)
     if (w->rma_epoch != CDN_RMA_LOCK_ALL && w->rk[r].held == 0)
         return cdn_err(MPI_ERR_RMA_SYNC, "%s: rank %d is not locked", caller, r);
     rank_quiesce(w, r);
-    return MPI_SUCCESS;
+    return cdn_rma_failed(w, caller);
 }
 
 int cdn_rma_fence_check(struct cdn_win *w, const char *caller)
@@ -1269,7 +1404,7 @@ int cdn_rma_complete(struct cdn_win *w, const char *caller)
                 rc = pscw_msg(w, r, CDN_AM_RMA_COMPLETE);
         }
     w->rma_epoch = CDN_RMA_NONE;
-    return rc;
+    return rc != MPI_SUCCESS ? rc : cdn_rma_failed(w, caller);
 }
 
 static bool completed(void *arg)

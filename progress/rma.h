@@ -12,7 +12,8 @@
  * A target on this node is reached without its threads where the memory
  * allows: loads and stores into a part mapped here (allocated and shared
  * windows of one node), or the transport's one-sided copy (puts and gets
- * on created windows: CMA).
+ * on created windows: CMA; over a fabric, RDMA on allocated and created
+ * windows, their parts registered at creation).
  * The origin counts its messages not yet answered (win->rma_pending); a
  * fence waits for that count to reach zero, then synchronises the
  * window's processes: every operation of the epoch has then taken effect
@@ -25,7 +26,10 @@
 #define CDN_RMA_H
 
 #include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
 
+struct cdn_comm;
 struct cdn_datatype;
 struct cdn_op;
 struct cdn_request;
@@ -73,6 +77,11 @@ int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void
  * answered: they have all taken effect at their targets (a fence's
  * first half; the synchronisation of the processes is its second). */
 void cdn_rma_quiesce(struct cdn_win *w);
+/* The first failure of a put or get this process started on w by the
+ * transport's copy without waiting for it, since the last call (reported
+ * once, as caller's error), or MPI_SUCCESS; the synchronisation calls
+ * return it after their wait. */
+int cdn_rma_failed(struct cdn_win *w, const char *caller);
 /* Passive target: MPI_Win_lock, _unlock, _lock_all, _unlock_all, and the
  * flushes (rank -1: every rank).  The lock of a part is kept by its
  * process's engine (win->lk_*): requests are granted in the order they
@@ -95,9 +104,30 @@ int cdn_rma_wait(struct cdn_win *w, int *flag, const char *caller);
 int cdn_rma_fence_check(struct cdn_win *w, const char *caller);
 /* The handlers (engine init). */
 void cdn_rma_am_register(void);
+/* A window part's registrations with the transports that reach memory
+ * only through one (the fabrics' mem_reg): for transport kind k (its index
+ * in the registry), bit k of `have` and where the part is as that
+ * transport names it.  Each process publishes its own with its part. */
+#define CDN_RMA_KINDS 8
+struct cdn_rma_keys {
+    uint32_t have;
+    uint64_t addr[CDN_RMA_KINDS];
+    uint64_t key[CDN_RMA_KINDS];
+};
+/* Can a window of comm be one shared segment whose parts every process
+ * reaches by loads and stores (all its processes on this node, reached
+ * through shared memory, and CADENCE_RMA_DIRECT not 0)? */
+bool cdn_rma_can_map(const struct cdn_comm *comm);
+/* Register this process's part of a new unmapped window with each
+ * transport (context 0's instances) that reaches one of its peers, can
+ * get and put, and needs registered memory (*mine gets the keys; a
+ * registration that fails leaves that way to active messages).  The
+ * window ends the registrations when it is destroyed. */
+void cdn_rma_register(struct cdn_win *w, struct cdn_rma_keys *mine);
 /* A new window's ways to each rank (coll/win_create.c, once its parts are
- * known). */
-void cdn_rma_setup(struct cdn_win *w);
+ * known): keys[r] is rank r's registrations, or keys NULL when none were
+ * exchanged (a mapped window). */
+void cdn_rma_setup(struct cdn_win *w, const struct cdn_rma_keys *keys);
 /* Operations this process started, by the way they went (index
  * CDN_RMA_VIA_*; CADENCE_TRANSPORT_REPORT prints them). */
 void cdn_rma_counts(unsigned long out[CDN_RMA_NVIA]);

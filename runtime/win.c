@@ -110,6 +110,9 @@ int cdn_win_apply_info(struct cdn_win *w, struct cdn_info *user)
 void cdn_win_destroy(struct cdn_win *w)
 {
     cdn_attr_list_discard(&w->attrs);
+    if (w->unregister != NULL)
+        w->unregister(w);
+    free(w->regs);
     if (w->shm != NULL)
         munmap(w->shm, w->shm_len);
     free(w->mem);

@@ -69,12 +69,20 @@ struct cdn_win {
     /* RMA (progress/rma.c) */
     atomic_long rma_pending;         /* our operations' messages not yet acknowledged or
                                       * answered, to any rank */
+    atomic_int xfer_err;             /* the first failure of a copy started without waiting
+                                      * (progress/rma.c), reported by the next flush */
     struct cdn_win_rank *rk;         /* per rank of comm: the same to it, our lock on it */
     int rma_epoch;                   /* CDN_RMA_* access epoch open here (the user's calls) */
     bool fence_ops;                  /* an operation since the last fence */
     int nlocks;                      /* passive-target locks we hold */
     int exposure;                    /* PSCW: origins of our open exposure epoch (0: none) */
     struct cdn_win_region *regions;  /* dynamic: the memory attached (under lock) */
+    /* our part's registrations with transports that need them
+     * (progress/rma.c, cdn_rma_register), ended by unregister when the
+     * window is destroyed */
+    struct cdn_win_reg *regs;
+    int nregs;
+    void (*unregister)(struct cdn_win *w);
     int nregions, capregions;
     atomic_int completes;            /* ... their MPI_Win_complete calls so far */
     struct cdn_acc_lock acc_lock;    /* accumulates into our part apply one at a time
@@ -99,6 +107,14 @@ struct cdn_win_rank {
     bool access;                     /* ... it is in our open access epoch */
     int via;                         /* how our operations reach its part: CDN_RMA_VIA_*
                                       * (progress/rma.h), 0 until the first one */
+    uint64_t raddr, rkey;            /* ... by the transport's copy: where its part is, as
+                                      * that transport names it, and its key */
+};
+
+/* A registration of our part: the transport (opaque here) and its key. */
+struct cdn_win_reg {
+    void *tp;
+    uint64_t addr, key;
 };
 
 /* Memory attached to a dynamic window (MPI_Win_attach). */

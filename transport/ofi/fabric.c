@@ -205,6 +205,15 @@ static void mr_modes(struct ofi_state *st)
 {
     uint64_t m = (uint64_t)st->info->domain_attr->mr_mode;
     st->rma = (st->info->caps & FI_RMA) != 0;
+    /* A put completes once its data is in the target's memory (MPI's
+     * flush), which libfabric promises only with FI_DELIVERY_COMPLETE.
+     * The shm provider writes by CMA from the origin, so its completion
+     * already means that; asked for delivery completion it takes a path
+     * that waits for the target instead, and in libfabric 1.17 a burst of
+     * such writes to a target sitting in a barrier was seen to hang. */
+    st->write_flags = FI_COMPLETION;
+    if (strcmp(st->info->fabric_attr->prov_name, "shm") != 0)
+        st->write_flags |= FI_DELIVERY_COMPLETE;
     st->mr_local = (m & FI_MR_LOCAL) != 0;
     st->mr_virt = (m & FI_MR_VIRT_ADDR) != 0;
     st->mr_prov_key = (m & FI_MR_PROV_KEY) != 0;

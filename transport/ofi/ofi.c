@@ -29,8 +29,9 @@
  * One-sided get and put (with FI_RMA) are fi_read and fi_write by the keys
  * mem_reg hands out; a key's address is the registration's byte 0 as the
  * provider names it (its virtual address under FI_MR_VIRT_ADDR, else 0:
- * offsets).  The RMA layer goes by active messages anyway wherever a
- * transport needs registrations (progress/rma.c, way_to).
+ * offsets).  MPI windows register their parts here and put and get
+ * through these (progress/rma.c, cdn_rma_register); a write completes
+ * on delivery (fabric.c, write_flags), as a flush needs.
  *
  * A send waiting for the peer (FIN, ACK, CTS) sits in the peer's `waiting`
  * list and a receive waiting for DATA in `pulls`: a cookie or token from
@@ -179,9 +180,17 @@ static ssize_t issue(struct ofi_state *st, struct ofi_op *op)
     case OP_READ:
         return fi_read(st->ep, op->local, op->chunk, desc_of(op->bulk->mr), to, op->remote,
                        op->key, &op->ctx);
-    case OP_WRITE:
-        return fi_write(st->ep, op->local, op->chunk, desc_of(op->bulk->mr), to, op->remote,
-                        op->key, &op->ctx);
+    case OP_WRITE: {
+        /* complete only once the data is in the target's memory, so a
+         * flush (the RMA layer waits for each put) means what MPI says
+         * (st->write_flags) */
+        struct iovec iov = {op->local, op->chunk};
+        void *desc = desc_of(op->bulk->mr);
+        struct fi_rma_iov rma = {op->remote, op->chunk, op->key};
+        struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = to,
+                                 .rma_iov = &rma, .rma_iov_count = 1, .context = &op->ctx};
+        return fi_writemsg(st->ep, &msg, st->write_flags);
+    }
     }
     return -FI_EINVAL;
 }

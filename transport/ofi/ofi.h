@@ -136,6 +136,7 @@ struct ofi_state {
     atomic_long nap_ns;       /* the timer's next interval (arm and poll) */
     long nap_max_ns;          /* CADENCE_OFI_NAP_MAX_US */
     bool rma;                 /* FI_RMA: rendezvous by fi_read, get and put */
+    uint64_t write_flags;     /* fi_writemsg's: FI_DELIVERY_COMPLETE but over shm (fabric.c) */
     bool mr_local;            /* FI_MR_LOCAL: local buffers need a registration */
     bool mr_virt;             /* FI_MR_VIRT_ADDR: remote addresses are virtual ones */
     bool mr_prov_key;         /* FI_MR_PROV_KEY: the provider picks keys */

@@ -33,8 +33,8 @@
  *     to the peer, so in order with it.
  *   get / put: RDMA reads / writes of x->rkey at the peer, the local side
  *     registered for the operation; mem_reg registers memory for peers to
- *     reach (the key is the rkey).  (The engine's RMA takes its active
- *     message path while a transport has mem_reg: progress/rma.c.)
+ *     reach (the key is the rkey); MPI windows register their parts so
+ *     (progress/rma.c, cdn_rma_register).
  * No registration cache: a cache needs to hear of memory being unmapped,
  * which we do not hook; every rendezvous and one-sided operation pays a
  * registration (tens of microseconds per MiB), which the bytes moved

@@ -37,6 +37,7 @@
 #include "progress/threadq.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
+#include "runtime/pmix.h"
 #include "runtime/runtime.h"
 #include "transport/transport.h"
 
@@ -350,6 +351,37 @@ int cdn_progress_init(void)
     return contexts_open();
 }
 
+/* A process the launcher says ended (runtime/pmix.h, cdn_pmix_on_lost):
+ * every transport instance that wants to hear it fails what it holds for
+ * it, on the next poller (or here, without a progress thread). */
+struct lost_work {
+    struct cdn_work w;
+    int rank;
+};
+
+static void lost_run(struct cdn_work *w)
+{
+    struct lost_work *l = (struct lost_work *)w;
+    for (int i = 0; i < cdn_engine.ntransports; i++) {
+        struct cdn_transport *tp = cdn_engine.transports[i];
+        if (tp->ops->peer_lost != NULL)
+            tp->ops->peer_lost(tp, l->rank);
+    }
+    free(l);
+}
+
+static void peer_lost(int world_rank)
+{
+    struct lost_work *l = calloc(1, sizeof *l);
+    if (l == NULL || cdn_engine.ntransports == 0) {
+        free(l);
+        return;
+    }
+    l->w.run = lost_run;
+    l->rank = world_rank;
+    cdn_progress_defer(&l->w);
+}
+
 int cdn_progress_wireup(void)
 {
     for (int i = 0; i < cdn_engine.ntransports; i++) {
@@ -390,6 +422,7 @@ int cdn_progress_wireup(void)
         cdn_engine.linger_ns > 0 &&
         cdn_param_long("CADENCE_PROGRESS_LINGER_ALWAYS", 0, 0, 1) != 0;
     atomic_store(&cdn_engine.linger_on, cdn_engine.linger_always);
+    cdn_pmix_on_lost(peer_lost);
     if (cdn_engine.thread_on)
         return cdn_progress_thread_start();
     return MPI_SUCCESS;
@@ -397,6 +430,7 @@ int cdn_progress_wireup(void)
 
 void cdn_progress_finalize(void)
 {
+    cdn_pmix_on_lost(NULL);
     cdn_progress_thread_stop();
     /* Control messages still queued (acks, FIN) must reach the peers. */
     while (atomic_load(&cdn_engine.pending_work) > 0)

@@ -255,6 +255,43 @@ int cdn_pmix_fence(bool collect, const char *caller)
     return MPI_SUCCESS;
 }
 
+/* ---- a process lost ---- */
+
+static void (*lost_fn)(int world_rank);
+static bool lost_registered;  /* with this connection's PMIx */
+
+static void lost_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void)id, (void)status, (void)results, (void)nresults;
+    const pmix_proc_t *who = source;
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&
+            info[i].value.type == PMIX_PROC && info[i].value.data.proc != NULL)
+            who = info[i].value.data.proc;
+    void (*fn)(int) = lost_fn;
+    if (fn != NULL && who != NULL && strncmp(who->nspace, me.nspace, PMIX_MAX_NSLEN) == 0 &&
+        who->rank != me.rank && who->rank < (pmix_rank_t)cdn_rt.world_size)
+        fn((int)who->rank);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+void cdn_pmix_on_lost(void (*fn)(int world_rank))
+{
+    lost_fn = fn;
+    if (fn == NULL || !connected || lost_registered)
+        return;
+    lost_registered = true;
+    pmix_status_t codes[] = {PMIX_ERR_PROC_TERM_WO_SYNC, PMIX_EVENT_PROC_TERMINATED,
+                             PMIX_ERR_PROC_ABORTED};
+    /* (best effort: a launcher that never sends them leaves peer loss to
+     * the transports) */
+    PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, lost_event, NULL,
+                                NULL);
+}
+
 void cdn_pmix_abort(int exitcode, const char *msg)
 {
     if (connected)
@@ -267,6 +304,7 @@ int cdn_pmix_finalize(void)
         return MPI_SUCCESS;
     int rc = cdn_pmix_fence(false, "MPI_Finalize");
     connected = false;
+    lost_registered = false;
     pmix_status_t prc = PMIx_Finalize(NULL, 0);
     if (rc == MPI_SUCCESS && prc != PMIX_SUCCESS)
         rc = cdn_err(MPI_ERR_OTHER, "MPI_Finalize: PMIx_Finalize failed: %s",

@@ -29,6 +29,15 @@ int cdn_modex_get(int rank, const char *key, void *buf, size_t *len);
  * the published data when `collect`).  Returns an MPI error code. */
 int cdn_pmix_fence(bool collect, const char *caller);
 
+/* Where the launcher's word that a process of the job ended without
+ * MPI_Finalize goes (a PMIx event: PMIX_ERR_PROC_TERM_WO_SYNC,
+ * PMIX_EVENT_PROC_TERMINATED or PMIX_ERR_PROC_ABORTED, naming the process
+ * by PMIX_EVENT_AFFECTED_PROC, else as the event's source): fn(world
+ * rank), called on PMIx's thread.  Set once by the engine before
+ * cdn_pmix_init's caller goes on; our mpirun sends the event for a rank
+ * that died, other launchers may or may not. */
+void cdn_pmix_on_lost(void (*fn)(int world_rank));
+
 /* Ask the launcher to end the whole job with this exit code; returns only
  * when there is no launcher or it did not answer. */
 void cdn_pmix_abort(int exitcode, const char *msg);

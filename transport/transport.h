@@ -162,6 +162,13 @@ struct cdn_transport_ops {
      * wait, or a start it does not wait for next): ring now what it owes
      * (doorbells put off while it polled, transport/shm/shm.c). */
     void (*settle)(struct cdn_transport *tp);
+    /* Optional: the launcher says world rank peer ended without
+     * finalizing (a PMIx event, runtime/pmix.h): fail what is held for it
+     * and call cdn_p2p_peer_failed, as on a failure the transport saw
+     * itself, for a transport that may not see one in time (a provider
+     * that reports no error for a dead peer, shared memory).  Any thread,
+     * outside poll. */
+    void (*peer_lost)(struct cdn_transport *tp, int peer);
     void (*finalize)(struct cdn_transport *tp);
 };
 

@@ -190,6 +190,8 @@ static void rank_exited(struct rank *r, int status)
     mpirun_server_unlock();
     if (killing)
         return;  /* the job is already ending; this is a consequence */
+    if (connected && !finalized)
+        mpirun_server_notify_lost(&job, r->rank);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         fprintf(stderr, MPIRUN_NAME ": rank %d (pid %d) killed by signal %d (%s); "

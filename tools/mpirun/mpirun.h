@@ -92,6 +92,10 @@ int mpirun_server_start(struct job *job, int notify_fd);
 int mpirun_server_register(struct job *job);
 char **mpirun_server_fork_env(struct job *job, int rank, char **base);
 void mpirun_server_stop(struct job *job);
+/* Tell the other ranks that rank ended without MPI_Finalize (a PMIx
+ * event, PMIX_ERR_PROC_TERM_WO_SYNC, naming it as the affected process),
+ * so that their transports fail what they hold for it at once. */
+void mpirun_server_notify_lost(struct job *job, int rank);
 /* Abort request recorded by the server thread; returns true once. */
 bool mpirun_server_take_abort(int *rank, int *status, char *msg, size_t msgsz);
 void mpirun_server_lock(void);

@@ -322,6 +322,18 @@ char **mpirun_server_fork_env(struct job *job, int rank, char **env)
     return env;
 }
 
+void mpirun_server_notify_lost(struct job *job, int rank)
+{
+    pmix_proc_t lost;
+    PMIX_LOAD_PROCID(&lost, job->nspace, (pmix_rank_t)rank);
+    pmix_info_t info[1];
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &lost, PMIX_PROC);
+    /* (best effort: the job is ending anyway) */
+    PMIx_Notify_event(PMIX_ERR_PROC_TERM_WO_SYNC, &lost, PMIX_RANGE_NAMESPACE, info, 1, NULL,
+                      NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+}
+
 void mpirun_server_stop(struct job *job)
 {
     struct wait_op w = WAIT_OP_INIT;

@@ -323,6 +323,13 @@ static void peer_failed(struct ofi_state *st, int peer, const char *why)
     cdn_p2p_peer_failed(&st->tp, peer, err);
 }
 
+void cdn_ofi_peer_lost(struct cdn_transport *tp, int peer)
+{
+    struct ofi_state *st = cdn_ofi_state(tp);
+    if (peer >= 0 && peer < st->size && peer != st->me)
+        peer_failed(st, peer, "the launcher reports that it ended");
+}
+
 /* ---- completions ---- */
 
 /* A chunk of a bulk move completed (err: MPI_SUCCESS or a code). */

@@ -51,8 +51,8 @@
  * pings it every CADENCE_OFI_KEEPALIVE_MS (cq.c, keepalive()), in case a
  * send to a dead peer fails.  Best effort: libfabric 1.17's tcp;ofi_rxm,
  * sockets and shm were not seen to fail such a send within a second, so
- * a peer killed while we wait for it is not noticed in time for mpirun's
- * grace period (tests/mpi/t_peer_loss.c does not pass over ofi).
+ * what tests/mpi/t_peer_loss.c checks comes from the launcher: mpirun's
+ * PMIx event for a dead rank reaches peer_lost (cdn_ofi_peer_lost).
  *
  * Tested (libfabric 1.17, no RDMA hardware; tests/mpi with 2-4 ranks):
  * tcp;ofi_rxm (FI_RMA, mr_mode 0: offsets, a wait fd), shm (FI_RMA,
@@ -697,6 +697,7 @@ static const struct cdn_transport_ops ofi_ops = {
     .put = ofi_put,
     .mem_reg = ofi_mem_reg,
     .mem_dereg = ofi_mem_dereg,
+    .peer_lost = cdn_ofi_peer_lost,
     .poll = cdn_ofi_poll,
     .fd = cdn_ofi_fd,
     .arm = cdn_ofi_arm,

@@ -209,6 +209,8 @@ enum { WAIT_FIN = 1, WAIT_ACK, WAIT_CTS };
 int cdn_ofi_rx_open(struct ofi_state *st);
 void cdn_ofi_rx_close(struct ofi_state *st);
 int cdn_ofi_poll(struct cdn_transport *tp);
+/* The launcher says the peer ended: fail it (transport.h, peer_lost). */
+void cdn_ofi_peer_lost(struct cdn_transport *tp, int peer);
 int cdn_ofi_arm(struct cdn_transport *tp);
 void cdn_ofi_disarm(struct cdn_transport *tp);
 /* The fd the engine sleeps on: the wait fd, else the nap timer. */

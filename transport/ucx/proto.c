@@ -348,6 +348,16 @@ void ucx_fail_peer(struct ucx_state *st, struct ucx_peer *p, int err)
     struct ucx_rts *rts = p->rts;
     p->waiting = p->rma_wait = NULL;
     p->rts = NULL;
+    /* Rendezvous sends UCX still holds: failed here, since over UCX's
+     * shared-memory transports nothing cancels them (the op stays listed
+     * until UCX lets it go, as a dropped one does). */
+    struct cdn_xfer *sends = NULL;
+    for (struct ucx_op *op = p->rndv; op != NULL; op = op->rnext)
+        if (op->x != NULL) {
+            op->x->next = sends;
+            sends = op->x;
+            op->x = NULL;
+        }
     for (struct ucx_rts *r = rts; r != NULL; r = r->next)
         ucp_am_data_release(st->worker, r->desc);
     if (p->ep != NULL) {
@@ -375,5 +385,11 @@ void ucx_fail_peer(struct ucx_state *st, struct ucx_peer *p, int err)
         rma = x->next;
         x->next = NULL;
         cdn_xfer_done(x, err);
+    }
+    while (sends != NULL) {
+        struct cdn_xfer *x = sends;
+        sends = x->next;
+        x->next = NULL;
+        cdn_p2p_send_done(x, true, err);
     }
 }

@@ -57,8 +57,9 @@
  * cdn_p2p_peer_failed (MPIX_ERR_PROC_FAILED).  A peer that said M_BYE is
  * gone, not failed.  UCX 1.13's sysv and posix transports have no peer
  * failure handler: with UCX_TLS naming only those (and cma, self), the
- * endpoints open without error handling and a lost peer is not noticed
- * (mpirun still ends the job).
+ * endpoints open without error handling, and a lost peer is noticed on
+ * the launcher's word (mpirun's PMIx event: ucx_peer_lost), which also
+ * fails the rendezvous sends UCX never cancels there.
  *
  * Finalize: M_BYE to every peer, a flush bounded by
  * CADENCE_UCX_CLOSE_TIMEOUT (ms), then endpoints closed by force (a
@@ -128,13 +129,10 @@ int ucx_peer_err(struct ucx_peer *p, const char *what)
                    ucs_status_string(p->why));
 }
 
-/* UCX lost the connection behind an endpoint (inside progress, lock
- * held): mark the peer; poll fails what it holds once unlocked. */
-static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+/* The peer is lost (lock held): mark it; poll fails what it holds once
+ * unlocked. */
+static void mark_failed(struct ucx_state *st, struct ucx_peer *p, ucs_status_t status)
 {
-    struct ucx_peer *p = arg;
-    struct ucx_state *st = p->st;
-    (void)ep;
     if (p->state == PEER_FAILED || p->state == PEER_GONE)
         return;
     if (p->bye || st->closing) {
@@ -146,6 +144,15 @@ static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     p->why = status;
     p->fail_pending = true;
     st->failed = true;
+}
+
+/* UCX lost the connection behind an endpoint (inside progress, lock
+ * held). */
+static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    struct ucx_peer *p = arg;
+    (void)ep;
+    mark_failed(p->st, p, status);
 }
 
 /* The peer's worker address from the modex (malloc'd, *len set). */
@@ -417,10 +424,11 @@ static void failures(struct ucx_state *st)
         pthread_mutex_unlock(&st->lock);
         if (!now)
             continue;
+        const char *why = p->by_launcher ? "the launcher reports that it ended"
+                                         : ucs_status_string(p->why);
         fprintf(stderr, "cadence: rank %d: ucx: lost rank %d (%s); operations with it fail "
-                "with MPIX_ERR_PROC_FAILED\n", st->me, w, ucs_status_string(p->why));
-        int err = cdn_err(MPIX_ERR_PROC_FAILED, "rank %d failed: ucx: %s", w,
-                          ucs_status_string(p->why));
+                "with MPIX_ERR_PROC_FAILED\n", st->me, w, why);
+        int err = cdn_err(MPIX_ERR_PROC_FAILED, "rank %d failed: ucx: %s", w, why);
         ucx_fail_peer(st, p, err);
         cdn_p2p_peer_failed(&st->tp, w, err);
     }
@@ -454,6 +462,21 @@ static int ucx_poll(struct cdn_transport *tp)
     if (failed)
         failures(st);
     return n;
+}
+
+/* The launcher says the peer ended (UCX's shared-memory transports have
+ * no failure handler of their own). */
+static void ucx_peer_lost(struct cdn_transport *tp, int peer)
+{
+    struct ucx_state *st = ucx_state_of(tp);
+    if (peer < 0 || peer >= st->size || peer == st->me)
+        return;
+    pthread_mutex_lock(&st->lock);
+    if (st->peers[peer].state != PEER_FAILED && st->peers[peer].state != PEER_GONE)
+        st->peers[peer].by_launcher = true;
+    mark_failed(st, &st->peers[peer], UCS_ERR_CONNECTION_RESET);
+    pthread_mutex_unlock(&st->lock);
+    failures(st);
 }
 
 static int ucx_fd(struct cdn_transport *tp)
@@ -648,6 +671,7 @@ static const struct cdn_transport_ops ucx_ops = {
     .put = ucx_put,
     .mem_reg = ucx_mem_reg,
     .mem_dereg = ucx_mem_dereg,
+    .peer_lost = ucx_peer_lost,
     .poll = ucx_poll,
     .fd = ucx_fd,
     .arm = ucx_arm,

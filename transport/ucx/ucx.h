@@ -127,6 +127,7 @@ struct ucx_peer {
     struct cdn_xfer *rma_wait;    /* gets and puts waiting for a key (rma.c) */
     ucs_status_t why;             /* PEER_FAILED: UCX's status */
     bool fail_pending;            /* PEER_FAILED not yet reported to the engine */
+    bool by_launcher;             /* ... on mpirun's word (ucx_peer_lost), not UCX's */
     bool bye;                     /* its M_BYE arrived: a lost connection is its ending */
 };
 

@@ -23,8 +23,6 @@
 /* What a send in `waiting` waits for (its transfer's state). */
 enum { WAIT_ACK = 1 };
 
-
-
 /* Take a rendezvous send off its peer's list. */
 static void rndv_unlink(struct ucx_op **head, struct ucx_op *op)
 {
@@ -33,6 +31,13 @@ static void rndv_unlink(struct ucx_op **head, struct ucx_op *op)
             *head = op->rnext;
             return;
         }
+}
+
+void ucx_op_discard(struct ucx_state *st, struct ucx_op *op)
+{
+    if (op->kind == OP_RNDV)
+        rndv_unlink(&st->peers[op->peer].rndv, op);
+    ucx_op_free(st, op);
 }
 
 static int status_err(ucs_status_t s, int peer, const char *what)

@@ -637,7 +637,7 @@ static void ucx_finalize(struct cdn_transport *tp)
     while (done != NULL) {
         struct ucx_op *op = done;
         done = op->next;
-        ucx_op_free(st, op);
+        ucx_op_discard(st, op);
     }
     while (in != NULL) {
         struct ucx_in *m = in;
@@ -649,6 +649,18 @@ static void ucx_finalize(struct cdn_transport *tp)
     ucp_worker_release_address(st->worker, st->addr);
     ucp_worker_destroy(st->worker);
     ucp_cleanup(st->ctx);
+    /* What the worker finished as it went, then the rendezvous sends it
+     * never will (one whose receiver cancelled it: UCX's shared-memory
+     * transports keep its request to the end). */
+    take_queued(st, &in, &done);
+    while (done != NULL) {
+        struct ucx_op *op = done;
+        done = op->next;
+        ucx_op_discard(st, op);
+    }
+    for (int w = 0; w < st->size; w++)
+        while (st->peers[w].rndv != NULL)
+            ucx_op_discard(st, st->peers[w].rndv);
     pthread_mutex_unlock(&st->lock);
     cdn_keep_drain(&st->op_spares);
     cdn_keep_drain(&st->in_spares);

@@ -191,6 +191,9 @@ int ucx_ctrl(struct ucx_state *st, int peer, int type, uint64_t a, const void *d
 void ucx_deliver(struct ucx_state *st, struct ucx_in *in);
 /* Report a completed operation (no lock held). */
 void ucx_report(struct ucx_state *st, struct ucx_op *op);
+/* Free an op without reporting it (finalize; lock held): off its peer's
+ * rendezvous list first. */
+void ucx_op_discard(struct ucx_state *st, struct ucx_op *op);
 /* Fail what is held for a failed peer (no lock held). */
 void ucx_fail_peer(struct ucx_state *st, struct ucx_peer *p, int err);
 

@@ -32,6 +32,9 @@
 #include "runtime/runtime.h"
 #include "runtime/win.h"
 
+/* CADENCE_RMA_RDMA_MIN: smaller puts and gets by a fabric go by message. */
+static long rdma_min;
+
 struct rma_hdr {
     uint32_t win;    /* the window's context id */
     uint32_t count;  /* ACK: messages acknowledged */
@@ -504,6 +507,7 @@ static void on_complete(struct cdn_transport *tp, int peer, const void *data, si
 
 void cdn_rma_am_register(void)
 {
+    rdma_min = cdn_param_long("CADENCE_RMA_RDMA_MIN", 65536, 0, 1L << 40);
     cdn_am_register(CDN_AM_RMA_PUT, on_put);
     cdn_am_register(CDN_AM_RMA_ACC, on_acc);
     cdn_am_register(CDN_AM_RMA_GET, on_get);
@@ -706,7 +710,8 @@ static int way_to(struct cdn_win *w, int r, bool direct, const struct cdn_rma_ke
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !copies(tp) || w->parts[r].size == 0)
         return CDN_RMA_VIA_AM;
     struct cdn_win_rank *k = &w->rk[r];
-    if (tp->ops->mem_reg == NULL) {
+    k->rdma = tp->ops->mem_reg != NULL;
+    if (!k->rdma) {
         k->raddr = (uint64_t)(uintptr_t)w->parts[r].base;
         k->rkey = 0;
     } else if (keys != NULL && tp->kind < CDN_RMA_KINDS &&
@@ -728,13 +733,17 @@ void cdn_rma_setup(struct cdn_win *w, const struct cdn_rma_keys *keys)
         w->rk[r].via = way_to(w, r, direct, keys);
 }
 
-/* How an operation of this kind goes to rank r (the copy moves puts' and
- * gets' data only). */
-static int via_for(const struct cdn_win *w, int r, enum cdn_rma_kind kind)
+/* How an operation of this kind and size (the target's bytes) goes to
+ * rank r (the copy moves puts' and gets' data only; a fabric's RDMA only
+ * from rdma_min bytes on). */
+static int via_for(const struct cdn_win *w, int r, enum cdn_rma_kind kind, MPI_Count bytes)
 {
-    int via = w->rk[r].via;
-    return via == CDN_RMA_VIA_XFER && kind != CDN_RMA_PUT && kind != CDN_RMA_GET ? CDN_RMA_VIA_AM
-                                                                                   : via;
+    const struct cdn_win_rank *k = &w->rk[r];
+    if (k->via != CDN_RMA_VIA_XFER)
+        return k->via;
+    if ((kind != CDN_RMA_PUT && kind != CDN_RMA_GET) || (k->rdma && bytes < rdma_min))
+        return CDN_RMA_VIA_AM;
+    return CDN_RMA_VIA_XFER;
 }
 
 /* One operation on its way: the runs of the target datatype, each cut to
@@ -943,7 +952,8 @@ int cdn_rma_op(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn_rma_a
         struct cdn_rma_args plain = *a;
         plain.req = NULL;
         bool waits = a->trank != MPI_PROC_NULL && a->tcount * cdn_datatype_size(a->tdt) > 0 &&
-                     via_for(w, a->trank, kind) == CDN_RMA_VIA_AM;
+                     via_for(w, a->trank, kind, a->tcount * cdn_datatype_size(a->tdt)) ==
+                         CDN_RMA_VIA_AM;
         int rc = waits ? rma_start(w, kind, &plain, r, caller) : cdn_rma_op(w, kind, &plain, caller);
         if (!waits || rc != MPI_SUCCESS) {
             if (rc != MPI_SUCCESS)
@@ -985,7 +995,7 @@ static int rma_start(struct cdn_win *w, enum cdn_rma_kind kind, const struct cdn
     }
     if (tb == 0)
         return MPI_SUCCESS;
-    int via = via_for(w, a->trank, kind);
+    int via = via_for(w, a->trank, kind, tb);
     count_via(via);
     if (via == CDN_RMA_VIA_MAP && (no_op || cdn_datatype_is_contig(a->odt, a->ocount)) &&
         cdn_datatype_is_contig(a->tdt, a->tcount) &&
@@ -1116,7 +1126,7 @@ int cdn_rma_cas(struct cdn_win *w, const void *origin, const void *compare, void
         return cdn_err(MPI_ERR_NO_MEM, "%s: out of memory", caller);
     memcpy(m + sizeof h, origin, n);
     memcpy(m + sizeof h + n, compare, n);
-    int via = via_for(w, trank, CDN_RMA_GACC);
+    int via = via_for(w, trank, CDN_RMA_GACC, 0);
     count_via(via);
     if (via == CDN_RMA_VIA_MAP) {
         fetch_change(w, trank, NULL, MPI_DATATYPE_NULL, n, m + sizeof h,

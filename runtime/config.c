@@ -38,6 +38,13 @@ const struct cdn_param cdn_params[] = {
      "accumulates on it are loads and stores; puts and gets on created windows go by the "
      "transport's one-sided copy (CMA). 0: every operation is an active message the target's "
      "engine applies (docs/rma.md). Every process of a job must use the same value."},
+    {"CADENCE_RMA_RDMA_MIN", "integer", "65536", "library",
+     "Bytes: a put or get smaller than this goes by active message even where the transport "
+     "has RDMA by registered memory (ofi, ucx, verbs); larger ones by its RDMA write or read. "
+     "Libfabric's and UCX's software providers (tcp, shm) need the target's progress for a "
+     "small RDMA operation anyway, and its engine keeps polling after serving a message but "
+     "not after the provider served one. 0: every size by RDMA (a NIC that does RDMA in "
+     "hardware) (docs/rma.md)."},
     {"CADENCE_RMA_SERVE_SPIN_US", "integer", "100", "library",
      "Microseconds the progress thread keeps polling, instead of sleeping, after it served "
      "another process's one-sided operation by message: the next of a stream (a passive-target "

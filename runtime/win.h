@@ -109,6 +109,8 @@ struct cdn_win_rank {
                                       * (progress/rma.h), 0 until the first one */
     uint64_t raddr, rkey;            /* ... by the transport's copy: where its part is, as
                                       * that transport names it, and its key */
+    bool rdma;                       /* ... that copy is a fabric's RDMA (registered memory:
+                                      * small operations go by message instead) */
 };
 
 /* A registration of our part: the transport (opaque here) and its key. */

@@ -15,14 +15,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -32,6 +29,7 @@
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
+#include "transport/inet.h"
 #include "transport/tcp/tcp.h"
 
 uint64_t tcp_now_ms(void)
@@ -39,57 +37,6 @@ uint64_t tcp_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* "10.1.0.0/16" contains ip (host order)? */
-static bool cidr_contains(const char *spec, uint32_t ip)
-{
-    const char *slash = strchr(spec, '/');
-    if (slash == NULL || slash - spec >= 32)
-        return false;
-    char net[32];
-    memcpy(net, spec, (size_t)(slash - spec));
-    net[slash - spec] = '\0';
-    char *end;
-    long bits = strtol(slash + 1, &end, 10);
-    struct in_addr a;
-    if (*end != '\0' || bits < 0 || bits > 32 || inet_pton(AF_INET, net, &a) != 1)
-        return false;
-    uint32_t mask = bits == 0 ? 0 : 0xffffffffu << (32 - bits);
-    return (ntohl(a.s_addr) & mask) == (ip & mask);
-}
-
-static int pick_ip(struct in_addr *out)
-{
-    const char *spec = cdn_param_str("CADENCE_TCP_IF");
-    bool spans = cdn_job_local_size() < cdn_job_size();
-    struct ifaddrs *ifs;
-    if (getifaddrs(&ifs) != 0)
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: cannot list network interfaces: %s",
-                       strerror(errno));
-    bool found = false;
-    for (struct ifaddrs *i = ifs; i != NULL && !found; i = i->ifa_next) {
-        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
-            continue;
-        struct in_addr a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-        bool loop = (i->ifa_flags & IFF_LOOPBACK) != 0;
-        if (spec != NULL)
-            found = strcmp(i->ifa_name, spec) == 0 || cidr_contains(spec, ntohl(a.s_addr));
-        else
-            found = spans ? !loop : loop;
-        if (found)
-            *out = a;
-    }
-    freeifaddrs(ifs);
-    if (!found && spec == NULL && !spans) {
-        out->s_addr = htonl(INADDR_LOOPBACK);
-        found = true;
-    }
-    if (!found)
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: %s%s matches no IPv4 interface that is up",
-                       spec != NULL ? "CADENCE_TCP_IF=" : "",
-                       spec != NULL ? spec : "the job spans nodes, but no non-loopback interface");
-    return MPI_SUCCESS;
 }
 
 static void epoll_add(struct tcp_state *st, int fd, uint32_t events, void *ptr)
@@ -101,7 +48,7 @@ static void epoll_add(struct tcp_state *st, int fd, uint32_t events, void *ptr)
 int tcp_listen(struct tcp_state *st)
 {
     struct in_addr ip;
-    int rc = pick_ip(&ip);
+    int rc = cdn_inet_pick_ip("CADENCE_TCP_IF", "tcp", &ip);
     if (rc != MPI_SUCCESS)
         return rc;
     st->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -127,48 +74,6 @@ int tcp_listen(struct tcp_state *st)
     char key[64];
     cdn_transport_modex_key(&st->tp, CDN_MODEX_TCP_ADDR, key, sizeof key);
     return cdn_modex_put(key, &st->addr, sizeof st->addr);
-}
-
-/* The job key, the same for every context's instance: rank 0's first
- * instance makes it, the others (here and elsewhere) take it. */
-static uint8_t job_key[TCP_KEY_BYTES];
-static bool have_job_key;
-
-int tcp_job_key_publish(struct tcp_state *st)
-{
-    if (st->me != 0)
-        return MPI_SUCCESS;
-    if (have_job_key) {
-        memcpy(st->key, job_key, sizeof st->key);
-        return MPI_SUCCESS;
-    }
-    size_t got = 0;
-    while (got < sizeof st->key) {
-        ssize_t n = getrandom(st->key + got, sizeof st->key - got, 0);
-        if (n < 0 && errno != EINTR)
-            return cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: getrandom failed: %s", strerror(errno));
-        got += n > 0 ? (size_t)n : 0;
-    }
-    memcpy(job_key, st->key, sizeof job_key);
-    have_job_key = true;
-    return cdn_modex_put(CDN_MODEX_JOB_KEY, st->key, sizeof st->key);
-}
-
-void tcp_job_key_forget(void)
-{
-    have_job_key = false;
-}
-
-int tcp_job_key_fetch(struct tcp_state *st)
-{
-    if (st->me == 0)
-        return MPI_SUCCESS;
-    size_t len = sizeof st->key;
-    int rc = cdn_modex_get(0, CDN_MODEX_JOB_KEY, st->key, &len);
-    if (rc == MPI_SUCCESS && len != sizeof st->key)
-        rc = cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: rank 0's job key has %zu bytes, not %d", len,
-                     TCP_KEY_BYTES);
-    return rc;
 }
 
 static struct tcp_conn *conn_new(struct tcp_state *st, int fd, int role, int peer)

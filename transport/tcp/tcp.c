@@ -31,6 +31,7 @@
 #include "progress/job.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
+#include "transport/inet.h"
 #include "transport/tcp/tcp.h"
 #include "transport/xfer_list.h"
 
@@ -688,12 +689,12 @@ static int tcp_init(struct cdn_transport *tp)
 {
     struct tcp_state *st = state_of(tp);
     int rc = tcp_listen(st);
-    return rc != MPI_SUCCESS ? rc : tcp_job_key_publish(st);
+    return rc != MPI_SUCCESS ? rc : cdn_job_key_publish(st->me, st->key);
 }
 
 static int tcp_wireup(struct cdn_transport *tp)
 {
-    return tcp_job_key_fetch(state_of(tp));
+    return cdn_job_key_fetch(state_of(tp)->me, state_of(tp)->key);
 }
 
 /* Say BYE on every connection, so the peers take the close that follows
@@ -702,7 +703,7 @@ static void tcp_finalize(struct cdn_transport *tp)
 {
     struct tcp_state *st = state_of(tp);
     if (tp->ctx == 0)
-        tcp_job_key_forget();
+        cdn_job_key_forget();
     for (int w = 0; w < st->size; w++) {
         struct tcp_peer *p = &st->peers[w];
         if (p->fd >= 0) {

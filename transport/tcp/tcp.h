@@ -29,7 +29,6 @@
 #include "transport/transport.h"
 
 #define CDN_MODEX_TCP_ADDR "cdn.tcp.addr"  /* struct tcp_addr */
-#define CDN_MODEX_JOB_KEY "cdn.jobkey"     /* rank 0's random key, TCP_KEY_BYTES */
 
 /* What epoll hands back: the first member of each watched object. */
 enum { EP_LISTEN = 1, EP_TIMER, EP_CONN, EP_PEER };
@@ -101,11 +100,6 @@ struct tcp_state {
 
 /* conn.c */
 int tcp_listen(struct tcp_state *st);
-int tcp_job_key_publish(struct tcp_state *st);
-int tcp_job_key_fetch(struct tcp_state *st);
-/* The job ends here (context 0's instance finalizes): a later job makes a
- * new key. */
-void tcp_job_key_forget(void);
 /* Start connecting to a peer in PEER_NONE (its lock held). */
 int tcp_connect(struct tcp_state *st, struct tcp_peer *p);
 void tcp_accept_all(struct tcp_state *st);

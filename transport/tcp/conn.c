@@ -113,27 +113,27 @@ int tcp_connect(struct tcp_state *st, struct tcp_peer *p)
     size_t len = sizeof a;
     char key[64];
     cdn_transport_modex_key(&st->tp, CDN_MODEX_TCP_ADDR, key, sizeof key);
-    int rc = cdn_modex_get(p->world, key, &a, &len);
+    int rc = cdn_modex_get(p->fp.world, key, &a, &len);
     if (rc != MPI_SUCCESS)
         return rc;
     if (len != sizeof a)
-        return cdn_err(MPI_ERR_OTHER, "tcp: rank %d published a %zu-byte address", p->world, len);
+        return cdn_err(MPI_ERR_OTHER, "tcp: rank %d published a %zu-byte address", p->fp.world, len);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return cdn_err(MPI_ERR_OTHER, "tcp: cannot open a socket to rank %d: %s", p->world,
+        return cdn_err(MPI_ERR_OTHER, "tcp: cannot open a socket to rank %d: %s", p->fp.world,
                        strerror(errno));
     set_nodelay(fd);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = a.port, .sin_addr.s_addr = a.ip};
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
         int e = errno;
         close(fd);
-        return cdn_err(MPI_ERR_OTHER, "tcp: cannot connect to rank %d: %s", p->world,
+        return cdn_err(MPI_ERR_OTHER, "tcp: cannot connect to rank %d: %s", p->fp.world,
                        strerror(e));
     }
-    struct tcp_conn *c = conn_new(st, fd, CONN_CONNECTING, p->world);
+    struct tcp_conn *c = conn_new(st, fd, CONN_CONNECTING, p->fp.world);
     if (c == NULL) {
         close(fd);
-        return cdn_err(MPI_ERR_NO_MEM, "tcp: out of memory connecting to rank %d", p->world);
+        return cdn_err(MPI_ERR_NO_MEM, "tcp: out of memory connecting to rank %d", p->fp.world);
     }
     p->out = c;
     p->state = PEER_CONNECTING;
@@ -232,7 +232,7 @@ static void authenticate(struct tcp_state *st, struct tcp_conn *c)
     }
     struct tcp_peer *p = &st->peers[rank];
     struct tcp_hello reply = {.magic = TCP_MAGIC, .version = TCP_VERSION, .rank = st->me};
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->fp.lock);
     bool take = p->state == PEER_NONE || (p->state == PEER_CONNECTING && rank < st->me);
     reply.kind = take ? TCP_ACCEPT : TCP_REJECT;
     if (!send_all(c->fd, &reply, sizeof reply)) {
@@ -242,7 +242,7 @@ static void authenticate(struct tcp_state *st, struct tcp_conn *c)
         conn_kill(c, false);
         tcp_peer_up(st, p, fd);
     }
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->fp.lock);
     if (!take)
         conn_kill(c, true);
 }
@@ -285,7 +285,7 @@ static void connecting(struct tcp_state *st, struct tcp_conn *c, uint32_t events
             if (kind == 0)
                 cdn_rt_abort(1, "cadence: rank %d: tcp: rank %d answered our connection with "
                              "a malformed reply (%s); ending the job", st->me, c->peer, bad);
-            pthread_mutex_lock(&p->lock);
+            pthread_mutex_lock(&p->fp.lock);
             if (p->out == c)
                 p->out = NULL;
             if (kind == TCP_ACCEPT && p->state == PEER_CONNECTING) {
@@ -295,16 +295,16 @@ static void connecting(struct tcp_state *st, struct tcp_conn *c, uint32_t events
             } else {
                 conn_kill(c, true);  /* the peer's own connection is (or will be) the one */
             }
-            pthread_mutex_unlock(&p->lock);
+            pthread_mutex_unlock(&p->fp.lock);
             return;
         }
     }
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->fp.lock);
     if (p->out == c)
         p->out = NULL;
     bool fatal = p->state == PEER_CONNECTING;
     conn_kill(c, true);
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->fp.lock);
     if (fatal)
         tcp_peer_failed(st, p, failed);
 }
@@ -370,9 +370,9 @@ void tcp_conns_close_all(struct tcp_state *st)
 void tcp_peer_failed(struct tcp_state *st, struct tcp_peer *p, const char *why)
 {
     struct tcp_failed f;
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->fp.lock);
     if (p->state == PEER_FAILED || p->state == PEER_GONE) {
-        pthread_mutex_unlock(&p->lock);
+        pthread_mutex_unlock(&p->fp.lock);
         return;
     }
     p->state = PEER_FAILED;
@@ -383,12 +383,12 @@ void tcp_peer_failed(struct tcp_state *st, struct tcp_peer *p, const char *why)
         conn_kill(p->out, true);
     p->out = NULL;
     tcp_take_all(st, p, &f);
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->fp.lock);
     p->body = NULL;
     p->rx_off = p->rx_len = 0;
     fprintf(stderr, "cadence: rank %d: tcp: lost rank %d (%s); operations with it fail with "
-            "MPIX_ERR_PROC_FAILED\n", st->me, p->world, why);
-    int err = cdn_err(MPIX_ERR_PROC_FAILED, "rank %d failed: %s", p->world, why);
+            "MPIX_ERR_PROC_FAILED\n", st->me, p->fp.world, why);
+    int err = cdn_err(MPIX_ERR_PROC_FAILED, "rank %d failed: %s", p->fp.world, why);
     tcp_fail_all(&f, err);
-    cdn_p2p_peer_failed(&st->tp, p->world, err);
+    cdn_p2p_peer_failed(&st->tp, p->fp.world, err);
 }

@@ -222,7 +222,7 @@ const struct cdn_param cdn_params[] = {
      "Largest message (bytes) the UDP transport sends eagerly; larger ones use rendezvous "
      "(DATA segments streamed after the match). At most 65536."},
     {"CADENCE_UDP_MTU", "integer", "16384", "library",
-     "Largest datagram (bytes, 1024-65000) the UDP transport sends: 48 bytes of header and "
+     "Largest datagram (bytes, 1024-65000) the UDP transport sends: 80 bytes of header and "
      "the payload. Keep it within the path MTU where IP fragments are lost."},
     {"CADENCE_UDP_WINDOW", "integer", "256", "library",
      "Segments (datagrams) the UDP transport keeps in flight per peer before waiting for "

@@ -32,8 +32,8 @@ struct dgram {
     uint8_t version, flags;
     uint16_t len;
     int32_t src;
-    uint32_t zero;
-    uint64_t seq, ack, sack, mac;
+    uint32_t ts, ts_echo, zero;
+    uint64_t seq, ack, sack[4], mac;
 };
 
 static int get_bytes(const pmix_proc_t *who, const char *key, void *out, size_t len)
@@ -62,7 +62,7 @@ static int volley(int fd, const struct sockaddr_in *a, const struct cdn_siphash_
         sent += sendto(fd, buf, n, 0, (const struct sockaddr *)a, sizeof *a) == (ssize_t)n;
     }
     for (int i = 0; i < 50; i++) {  /* the right shape, a wrong MAC, and then a right one */
-        struct dgram d = {.magic = 0x55444e43u, .version = 1, .flags = 1, .len = 64,
+        struct dgram d = {.magic = 0x55444e43u, .version = 2, .flags = 1, .len = 64, .ts = 1,
                           .src = i % 3 == 2 ? 99 : 0, .seq = 1 + (uint64_t)i, .ack = 1};
         memset(buf + sizeof d, i, 64);
         d.mac = i % 3 == 0 ? (uint64_t)rand() * 7919u

@@ -44,7 +44,7 @@ END_TEST
 static size_t sealed(unsigned char *buf, const struct cdn_siphash_key *k, int src, size_t len)
 {
     struct udp_dgram d = {.magic = UDP_MAGIC, .version = UDP_VERSION, .flags = DG_DATA,
-                          .len = (uint16_t)len, .src = src, .seq = 7, .ack = 3, .sack = 5};
+                          .len = (uint16_t)len, .src = src, .ts = 11, .ts_echo = 13, .seq = 7, .ack = 3, .sack = {5, 0, 9, 0}};
     memcpy(buf, &d, sizeof d);
     for (size_t i = 0; i < len; i++)
         buf[sizeof d + i] = (unsigned char)(i * 31 + 1);

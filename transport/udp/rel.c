@@ -40,6 +40,7 @@
 #include "transport/udp/udp.h"
 
 #define RECV_BATCH 64  /* datagrams read per poll at most */
+#define RTO_BURST 8    /* segments past the last one known to have arrived, sent again per timeout */
 
 uint64_t udp_now_us(void)
 {
@@ -138,11 +139,16 @@ static void request_timer(struct udp_state *st, uint64_t at)
 
 static void sack_bits(struct udp_state *st, struct udp_peer *p)
 {
-    uint64_t bits = 0;
-    for (unsigned i = 0; i < 64 && i + 1 < st->window; i++)
+    memset(p->rcv_sack, 0, sizeof p->rcv_sack);
+    for (unsigned i = 0; i < 64 * UDP_SACK_WORDS && i + 1 < st->window; i++)
         if (p->early[(p->rcv_nxt + 1 + i) % st->window].here)
-            bits |= 1ull << i;
-    p->rcv_sack = bits;
+            p->rcv_sack[i / 64] |= 1ull << (i % 64);
+}
+
+static uint32_t stamp(void)
+{
+    uint32_t t = (uint32_t)udp_now_us();
+    return t != 0 ? t : 1;
 }
 
 /* Fill the acknowledgement fields, seal and send a datagram to p (lock held). */
@@ -152,8 +158,10 @@ static void emit(struct udp_state *st, struct udp_peer *p, struct udp_dgram *d)
     d->version = UDP_VERSION;
     d->src = st->me;
     d->zero = 0;
+    d->ts = stamp();
+    d->ts_echo = p->ts_recent;
     d->ack = p->rcv_nxt;
-    d->sack = p->rcv_sack;
+    memcpy(d->sack, p->rcv_sack, sizeof d->sack);
     p->ack_owed = 0;
     p->ack_due_us = 0;
     cdn_udp_dgram_seal(d, &st->mac);
@@ -236,49 +244,43 @@ static void rtt_sample(struct udp_state *st, struct udp_peer *p, uint64_t r)
     p->rto_us = rto < st->rto_min_us ? st->rto_min_us : rto > st->rto_max_us ? st->rto_max_us : rto;
 }
 
+static bool sacked_bit(const struct udp_dgram *d, unsigned i)
+{
+    return (d->sack[i / 64] >> (i % 64)) & 1;
+}
+
 /* The peer's acknowledgement fields (lock held). */
 static void on_ack(struct udp_state *st, struct udp_peer *p, const struct udp_dgram *d,
                    uint64_t now, struct cdn_xfer **done)
 {
-    if (d->ack > p->snd_nxt || d->ack < p->snd_una) {
-        return;  /* stale (an old datagram) or from before a reset: ignore */
+    if (d->ack > p->snd_nxt || d->ack < p->snd_una)
+        return;  /* stale (an old datagram): ignore */
+    bool news = d->ack > p->snd_una;
+    p->snd_una = d->ack;
+    uint64_t top = 0;  /* the highest segment acknowledged selectively */
+    for (unsigned i = 0; i < 64 * UDP_SACK_WORDS; i++) {
+        uint64_t seq = d->ack + 1 + i;
+        if (seq >= p->snd_nxt)
+            break;
+        if (!sacked_bit(d, i))
+            continue;
+        struct udp_seg *s = slot(st, p, seq);
+        news = news || !s->sacked;
+        s->sacked = true;
+        top = seq;
     }
-    if (d->ack > p->snd_una) {
-        /* a round trip is measured only on an acknowledgement the newest
-         * segment caused: none of those it covers was sent again (Karn)
-         * or arrived earlier, waiting behind a gap (its acknowledgement
-         * waited for a retransmission) */
-        bool clean = true;
-        for (uint64_t seq = p->snd_una; seq < d->ack && clean; seq++)
-            clean = slot(st, p, seq)->tx == 1 && !slot(st, p, seq)->sacked;
-        struct udp_seg *last = slot(st, p, d->ack - 1);
-        if (clean && now >= last->sent_us)
-            rtt_sample(st, p, now - last->sent_us);
-        p->snd_una = d->ack;
-    }
-    if (d->sack != 0 && p->snd_una < p->snd_nxt) {
-        uint64_t top = 0;  /* the highest segment acknowledged selectively */
-        for (unsigned i = 0; i < 64; i++) {
-            uint64_t seq = d->ack + 1 + i;
-            if (seq >= p->snd_nxt)
-                break;
-            if (!(d->sack & (1ull << i)))
-                continue;
-            struct udp_seg *s = slot(st, p, seq);
-            bool newest = i == 63 || (d->sack >> (i + 1)) == 0;
-            if (!s->sacked && newest && s->tx == 1 && now >= s->sent_us)
-                rtt_sample(st, p, now - s->sent_us);  /* the arrival that caused this report */
-            s->sacked = true;
-            top = seq;
-        }
-        /* early retransmission: a segment three or more below one that
-         * arrived, not sent again within about a round trip */
-        uint64_t wait = p->srtt_us + p->srtt_us / 4 + 200;
-        for (uint64_t seq = p->snd_una; seq + 3 <= top; seq++) {
-            struct udp_seg *s = slot(st, p, seq);
-            if (!s->sacked && now - s->sent_us >= wait)
-                transmit(st, p, seq, now);
-        }
+    /* a round trip from the echo of our timestamp, on what acknowledges
+     * something new (retransmissions carry their own timestamps: no
+     * ambiguity); it also ends any backoff */
+    if (news && d->ts_echo != 0)
+        rtt_sample(st, p, (uint32_t)((uint32_t)now - d->ts_echo));
+    /* early retransmission: a segment three or more below one that
+     * arrived, not sent again within about a round trip */
+    uint64_t wait = p->srtt_us + p->srtt_us / 4 + 200;
+    for (uint64_t seq = p->snd_una; seq + 3 <= top; seq++) {
+        struct udp_seg *s = slot(st, p, seq);
+        if (!s->sacked && now - s->sent_us >= wait)
+            transmit(st, p, seq, now);
     }
     if (p->outq != NULL && udp_room(st, p) > 0)
         udp_flush(st, p, done);
@@ -329,6 +331,8 @@ static void handle(struct udp_state *st, const unsigned char *buf, size_t n,
     uint64_t now = udp_now_us();
     p->heard_us = now;
     p->touched = true;
+    if (d.flags & DG_DATA)
+        p->ts_recent = d.ts;
     struct cdn_xfer *done = NULL;
     on_ack(st, p, &d, now, &done);
     bool ack_now = (d.flags & DG_PROBE) != 0, in_order = false;
@@ -344,7 +348,10 @@ static void handle(struct udp_state *st, const unsigned char *buf, size_t n,
         } else if (d.seq == p->rcv_nxt) {
             in_order = true;
             p->rcv_nxt++;
+            /* the early ones it lets through leave the window now (their
+             * buffers are read below, before anything can refill them) */
             while (p->early[p->rcv_nxt % w].here) {
+                p->early[p->rcv_nxt % w].here = false;
                 p->rcv_nxt++;
                 more++;
             }
@@ -377,7 +384,6 @@ static void handle(struct udp_state *st, const unsigned char *buf, size_t n,
     udp_stream_in(st, p, buf + sizeof d, d.len);
     for (uint64_t k = 1; k <= more; k++) {
         struct udp_early *e = &p->early[(d.seq + k) % st->window];
-        e->here = false;
         if (p->state == PEER_OK)
             udp_stream_in(st, p, e->buf, e->len);
     }
@@ -528,17 +534,28 @@ static void timers(struct udp_state *st, uint64_t now)
             pthread_mutex_unlock(&p->fp.lock);
             continue;
         }
+        /* the holes below the highest segment acknowledged selectively
+         * are lost; past it, a timeout may mean a lost acknowledgement as
+         * well, so only a few go again at a time */
+        uint64_t top = p->snd_una;
+        for (uint64_t seq = p->snd_una; seq < p->snd_nxt; seq++)
+            if (slot(st, p, seq)->sacked)
+                top = seq;
         bool fired = false;
+        int past = 0;
         for (uint64_t seq = p->snd_una; seq < p->snd_nxt; seq++) {
             struct udp_seg *s = slot(st, p, seq);
             if (s->sacked)
                 continue;
-            if (s->sent_us + p->rto_us <= now) {
+            if (s->sent_us + p->rto_us > now) {
+                SOONER(s->sent_us + p->rto_us);
+                continue;
+            }
+            if (seq < top || past++ < RTO_BURST) {
                 transmit(st, p, seq, now);
                 fired = true;
-            } else {
-                SOONER(s->sent_us + p->rto_us);
             }
+            SOONER(now + p->rto_us);
         }
         if (fired) {
             p->rto_us = p->rto_us * 2 > st->rto_max_us ? st->rto_max_us : p->rto_us * 2;

@@ -80,7 +80,8 @@ struct udp_peer {
     uint64_t probe_us;            /* last probe sent */
     /* the acknowledgement owed (lock held: senders piggyback it) */
     uint64_t rcv_nxt;             /* next segment expected from it */
-    uint64_t rcv_sack;
+    uint64_t rcv_sack[UDP_SACK_WORDS];
+    uint32_t ts_recent;           /* the ts of its newest data segment, to echo */
     unsigned ack_owed;            /* in-order segments not yet acknowledged */
     uint64_t ack_due_us;
     bool owing;                   /* on the poller's list of peers owed an acknowledgement */

@@ -228,7 +228,7 @@ const struct cdn_param cdn_params[] = {
      "Segments (datagrams) the UDP transport keeps in flight per peer before waiting for "
      "acknowledgements (8-4096); also what a receiver keeps of segments that arrived early. "
      "Every process of a job must use the same value."},
-    {"CADENCE_UDP_RTO_MIN_MS", "integer", "5", "library",
+    {"CADENCE_UDP_RTO_MIN_MS", "integer", "1", "library",
      "Smallest retransmission timeout (ms, 1-10000) of the UDP transport's estimator."},
     {"CADENCE_UDP_RTO_MAX_MS", "integer", "1000", "library",
      "Largest retransmission timeout (ms, 1-60000): the backoff stops doubling there."},

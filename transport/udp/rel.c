@@ -274,10 +274,11 @@ static void on_ack(struct udp_state *st, struct udp_peer *p, const struct udp_dg
      * ambiguity); it also ends any backoff */
     if (news && d->ts_echo != 0)
         rtt_sample(st, p, (uint32_t)((uint32_t)now - d->ts_echo));
-    /* early retransmission: a segment three or more below one that
-     * arrived, not sent again within about a round trip */
+    /* early retransmission: a segment below one that arrived, sent more
+     * than a round trip and a quarter ago (later than that, reordering is
+     * unlikely: it is lost), and not sent again since */
     uint64_t wait = p->srtt_us + p->srtt_us / 4 + 200;
-    for (uint64_t seq = p->snd_una; seq + 3 <= top; seq++) {
+    for (uint64_t seq = p->snd_una; seq < top; seq++) {
         struct udp_seg *s = slot(st, p, seq);
         if (!s->sacked && now - s->sent_us >= wait)
             transmit(st, p, seq, now);

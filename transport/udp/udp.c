@@ -455,7 +455,7 @@ struct cdn_transport *cdn_udp_transport_create(void)
     st->mtu = (size_t)cdn_param_long("CADENCE_UDP_MTU", 16384, UDP_DGRAM_MIN, UDP_DGRAM_MAX);
     st->mss = st->mtu - sizeof(struct udp_dgram);
     st->window = (unsigned)cdn_param_long("CADENCE_UDP_WINDOW", 256, 8, 4096);
-    st->rto_min_us = 1000 * (uint64_t)cdn_param_long("CADENCE_UDP_RTO_MIN_MS", 5, 1, 10000);
+    st->rto_min_us = 1000 * (uint64_t)cdn_param_long("CADENCE_UDP_RTO_MIN_MS", 1, 1, 10000);
     st->rto_max_us = 1000 * (uint64_t)cdn_param_long("CADENCE_UDP_RTO_MAX_MS", 1000, 1, 60000);
     if (st->rto_max_us < st->rto_min_us)
         st->rto_max_us = st->rto_min_us;

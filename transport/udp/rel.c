@@ -111,13 +111,34 @@ static int fetch_addr(struct udp_state *st, struct udp_peer *p)
     return MPI_SUCCESS;
 }
 
+/* A peer's window slots, made when it is first talked to, so that a
+ * large job's peers cost only their struct until then (lock held). */
+static bool touch(struct udp_state *st, struct udp_peer *p)
+{
+    if (p->win == NULL) {
+        p->win = calloc(st->window, sizeof *p->win);
+        p->early = calloc(st->window, sizeof *p->early);
+        if (p->win == NULL || p->early == NULL) {
+            free(p->win);
+            free(p->early);
+            p->win = NULL;
+            p->early = NULL;
+            return false;
+        }
+    }
+    p->touched = true;
+    return true;
+}
+
 int udp_usable(struct udp_state *st, struct udp_peer *p, const char *what)
 {
     if (p->state == PEER_GONE)
         return cdn_err(MPI_ERR_OTHER, "%s: rank %d has finalized", what, p->fp.world);
     if (p->state == PEER_FAILED)
         return cdn_err(MPIX_ERR_PROC_FAILED, "%s: rank %d has failed", what, p->fp.world);
-    p->touched = true;
+    if (!touch(st, p))
+        return cdn_err(MPI_ERR_NO_MEM, "%s: udp: out of memory for the window to rank %d", what,
+                       p->fp.world);
     return p->addr_known ? MPI_SUCCESS : fetch_addr(st, p);
 }
 
@@ -325,13 +346,12 @@ static void handle(struct udp_state *st, const unsigned char *buf, size_t n,
         return;
     }
     count(st, UC_RECV);
-    if (p->state != PEER_OK) {
+    if (p->state != PEER_OK || !touch(st, p)) {
         pthread_mutex_unlock(&p->fp.lock);
         return;
     }
     uint64_t now = udp_now_us();
     p->heard_us = now;
-    p->touched = true;
     if (d.flags & DG_DATA)
         p->ts_recent = d.ts;
     struct cdn_xfer *done = NULL;

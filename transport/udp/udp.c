@@ -478,17 +478,8 @@ struct cdn_transport *cdn_udp_transport_create(void)
         p->state = PEER_OK;
         p->snd_una = p->snd_nxt = p->rcv_nxt = 1;
         p->rto_us = st->rto_init_us;
-        if (w != st->me) {
-            p->win = calloc(st->window, sizeof *p->win);
-            p->early = calloc(st->window, sizeof *p->early);
-            ok = p->win != NULL && p->early != NULL;
-        }
     }
     if (!ok) {
-        for (int w = 0; st->peers != NULL && w < size; w++) {
-            free(st->peers[w].win);
-            free(st->peers[w].early);
-        }
         free(st->peers);
         free(st->owing);
         free(st->rbuf);

@@ -221,6 +221,36 @@ const struct cdn_param cdn_params[] = {
     {"CADENCE_TCP_AUTH_TIMEOUT", "integer", "2000", "library",
      "Milliseconds an incoming TCP connection has to present the job key before it is "
      "closed and logged."},
+    {"CADENCE_UDP_IF", "string", "loopback on one node, else the first non-loopback interface",
+     "library",
+     "Network interface the UDP transport binds to: a name (eth0) or an IPv4 CIDR block "
+     "(10.1.0.0/16)."},
+    {"CADENCE_UDP_EAGER_LIMIT", "integer", "65536", "library",
+     "Largest message (bytes) the UDP transport sends eagerly; larger ones use rendezvous "
+     "(DATA segments streamed after the match). At most 65536."},
+    {"CADENCE_UDP_MTU", "integer", "16384", "library",
+     "Largest datagram (bytes, 1024-65000) the UDP transport sends: 80 bytes of header and "
+     "the payload. Keep it within the path MTU where IP fragments are lost."},
+    {"CADENCE_UDP_WINDOW", "integer", "256", "library",
+     "Segments (datagrams) the UDP transport keeps in flight per peer before waiting for "
+     "acknowledgements (8-4096); also what a receiver keeps of segments that arrived early. "
+     "Every process of a job must use the same value."},
+    {"CADENCE_UDP_RTO_MIN_MS", "integer", "1", "library",
+     "Smallest retransmission timeout (ms, 1-10000) of the UDP transport's estimator."},
+    {"CADENCE_UDP_RTO_MAX_MS", "integer", "1000", "library",
+     "Largest retransmission timeout (ms, 1-60000): the backoff stops doubling there."},
+    {"CADENCE_UDP_ACK_DELAY_US", "integer", "200", "library",
+     "Microseconds (0-100000) a UDP receiver holds a lone acknowledgement, hoping to carry it on "
+     "a datagram of its own; 0 acknowledges every poll."},
+    {"CADENCE_UDP_PEER_TIMEOUT_MS", "integer", "10000", "library",
+     "Milliseconds (100-3600000) the UDP transport waits to hear from a peer it waits for "
+     "(probing it meanwhile) before it declares it failed (MPIX_ERR_PROC_FAILED). Also the "
+     "longest MPI_Finalize waits for peers' acknowledgements."},
+    {"CADENCE_UDP_FAULTS", "string", "none", "library",
+     "Fault injection on received UDP datagrams, for tests: drop=P,dup=P,reorder=P,corrupt=P,"
+     "seed=N (probabilities per datagram in [0, 1); any key may be left out)."},
+    {"CADENCE_UDP_SHOW_PORT", "boolean", "0", "library",
+     "1: each UDP socket prints its address at MPI_Init (for tests that send at it)."},
     {"CADENCE_BCAST_ALGORITHM", "choice", "auto", "library",
      "Broadcast algorithm: binomial (tree), scatter_allgather (linear scatter of the data then a "
      "ring allgather) or auto (binomial below 64 KiB or 3 ranks, else scatter_allgather)."},

@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-EXPECTED = ['unit', 'mpi', 'mpi-tcp', 'mpi-ofi', 'mpi-ofi-shm', 'mpi-ucx', 'mpi-ucx-shm', 'comm',
+EXPECTED = ['unit', 'mpi', 'mpi-tcp', 'mpi-udp', 'mpi-udp-faults', 'mpi-ofi', 'mpi-ofi-shm', 'mpi-ucx', 'mpi-ucx-shm', 'comm',
             'coll', 'abi', 'diff',
             'discovery', 'launch',
             'slurm', 'package']

@@ -16,6 +16,7 @@
  * the fabric transports why one could not start. */
 struct cdn_transport *cdn_shm_transport_create(void);
 struct cdn_transport *cdn_tcp_transport_create(void);
+struct cdn_transport *cdn_udp_transport_create(void);
 #if CDN_HAVE_OFI
 struct cdn_transport *cdn_ofi_transport_create(void);
 const char *cdn_ofi_transport_why_not(void);
@@ -36,6 +37,8 @@ static const struct cdn_transport_kind kinds[] = {
     {"shm", "processes on one node", cdn_shm_transport_create, false, NULL, NULL},
     {"tcp", "between nodes, or all with CADENCE_TRANSPORTS=tcp", cdn_tcp_transport_create, false,
      NULL, NULL},
+    {"udp", "every process, over UDP datagrams with Cadence's own reliability layer",
+     cdn_udp_transport_create, true, NULL, NULL},
 #if CDN_HAVE_OFI
     {"ofi", "every process, through libfabric (CADENCE_OFI_PROVIDER)", cdn_ofi_transport_create,
      true, cdn_ofi_transport_why_not, cdn_ofi_transport_probe},

@@ -6,7 +6,10 @@
  * must fail the same way, instead of hanging.  mpirun then ends the job
  * naming rank 1; rank 0 holds SIGTERM off so that its report gets out
  * first.  Rank 2 just waits and is ended by mpirun.  The meson test checks
- * rank 0's summary and mpirun's message.
+ * rank 0's summary and mpirun's message.  With the argument "stop" rank 1
+ * stops (SIGSTOP) instead: a silent peer, its sockets open, that only a
+ * transport's timeout can give up (udp: CADENCE_UDP_PEER_TIMEOUT_MS);
+ * mpirun ends the job when rank 0 exits.
  */
 #include <mpi.h>
 #include <signal.h>
@@ -27,7 +30,9 @@ static int failed_class(int code)
 
 int main(int argc, char **argv)
 {
-    int rank, size, x = 0;
+    int rank, size, x = 0, stop = 0;
+    for (int i = 1; i < argc; i++)
+        stop |= strcmp(argv[i], "stop") == 0;
     if (argc > 1 && strcmp(argv[1], "hold-term") == 0) {
         sigset_t term;
         sigemptyset(&term);
@@ -58,7 +63,7 @@ int main(int argc, char **argv)
         _exit(check_failures != 0);
     } else if (rank == 1) {
         MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        raise(SIGKILL);
+        raise(stop ? SIGSTOP : SIGKILL);
     } else {
         MPI_Recv(&x, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);  /* never comes */
     }

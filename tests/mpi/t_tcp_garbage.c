@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check_mpi.h"
+#include "exchange.h"
 
 struct addr { uint32_t ip; uint16_t port, zero; };  /* as transport/tcp publishes it */
 
@@ -44,26 +45,6 @@ static int closed_silently(int fd)
     char b[64];
     ssize_t n = recv(fd, b, sizeof b, 0);
     return n == 0 || (n < 0 && errno == ECONNRESET);
-}
-
-static void exchange(int rank, size_t n, unsigned seed)
-{
-    unsigned char *b = malloc(n);
-    int other = 1 - rank, bad = 0;
-    for (int round = 0; round < 2; round++) {
-        if (rank == round) {
-            for (size_t i = 0; i < n; i++)
-                b[i] = (unsigned char)(seed + i * 13);
-            MPI_Send(b, (int)n, MPI_BYTE, other, 5, MPI_COMM_WORLD);
-        } else {
-            memset(b, 0, n);
-            MPI_Recv(b, (int)n, MPI_BYTE, other, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            for (size_t i = 0; i < n; i++)
-                bad += b[i] != (unsigned char)(seed + i * 13);
-        }
-    }
-    CHECK(bad == 0, "rank %d: %zu bytes both ways: %d wrong", rank, n, bad);
-    free(b);
 }
 
 int main(int argc, char **argv)

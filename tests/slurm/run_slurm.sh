@@ -110,6 +110,19 @@ if [ $multihost = 2 ]; then
         nsenter -t "${holders[$i]}" -n -u -m sh -c "hostname node$i && ip link set lo up &&
             ip addr add 10.77.0.1$i/24 dev eth0 && ip link set eth0 up" || fail "setting up node$i"
     done
+    # CADENCE_TEST_NETEM (e.g. "loss 1%"): a lossy link, the bridge's end
+    # of each host's veth pair under tc netem; where netem is missing (no
+    # sch_netem module) the test skips saying so.
+    if [ -n "${CADENCE_TEST_NETEM:-}" ]; then
+        for i in 1 2; do
+            # shellcheck disable=SC2086
+            if ! err=$(tc qdisc add dev cdnv$i root netem $CADENCE_TEST_NETEM 2>&1); then
+                echo "SKIP: tc netem is not available here (tc qdisc add ... netem $CADENCE_TEST_NETEM: $err; the sch_netem module is missing)"
+                exit 77
+            fi
+        done
+        echo "ok: netem $CADENCE_TEST_NETEM on both hosts' links"
+    fi
 fi
 mkdir -p "$dir/state" "$dir/spool"
 cat >"$dir/slurm.conf" <<CONF

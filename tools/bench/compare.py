@@ -7,6 +7,7 @@
     tools/bench/compare.py part [--reps N] [--quick] [--check] [--out DIR]
     tools/bench/compare.py rma [--reps N] [--quick] [--check] [--out DIR]
     tools/bench/compare.py fabrics [--reps N] [--quick] [--check] [--out DIR]
+    tools/bench/compare.py udp [--reps N] [--quick] [--check] [--out DIR]
 
 Each benchmark is built with every MPI's own compiler wrapper and run with
 its own launcher in the same invocation, alternating between the MPIs on
@@ -37,7 +38,8 @@ launches' spread" when Cadence's most favourable repetition meets it
 against the reference's least favourable one; it still counts as missed.
 `--from FILE` alone (or `table --from FILE`) rewrites DIR/table.md from it;
 a CSV of fabric benchmarks alone (one, or several concatenated) gives
-DIR/fabrics.md instead, with or without --check.
+DIR/fabrics.md instead, with or without --check; of UDP benchmarks alone,
+DIR/udp.md.
 
 BENCH (each writes DIR/<bench>.csv, DIR/<bench>.ratios.csv, DIR/<bench>.png):
   startup     wall time of `<launcher> -n 2 hello` (examples/hello.c), ms:
@@ -225,6 +227,15 @@ FABRIC_CADENCE = {
 }
 # the rows of the fabric benchmarks, in fabrics.md's order
 FABRIC_MPIS = ["cadence-ucx", "mpich", "cadence-ofi", "cadence-tcp"]
+# The `udp` run: Cadence over its UDP transport, without and with 1% of
+# the datagrams dropped on receive (CADENCE_UDP_FAULTS), beside its TCP
+# transport, all on loopback with shared memory off (with_udp).
+UDP_CADENCE = {
+    "cadence-tcp": {"CADENCE_TRANSPORTS": "tcp"},
+    "cadence-udp": {"CADENCE_TRANSPORTS": "udp"},
+    "cadence-udp-loss1": {"CADENCE_TRANSPORTS": "udp", "CADENCE_UDP_FAULTS": "drop=0.01,seed=1"},
+}
+UDP_MPIS = list(UDP_CADENCE)
 # (the Cadence rows carry their environment: no "cadence" entry, which
 # every Cadence variant would take)
 FABRIC_ONLY = {"mpich": TCP_ONLY["mpich"]}
@@ -269,6 +280,13 @@ def with_again(mpis):
 def with_fabrics(mpis):
     """Cadence over each fabric transport as well (FABRIC_CADENCE)."""
     for name, env in FABRIC_CADENCE.items():
+        mpis = with_cadence(mpis, name, env)
+    return mpis
+
+
+def with_udp(mpis):
+    """Cadence over TCP and over UDP, without and with loss (UDP_CADENCE)."""
+    for name, env in UDP_CADENCE.items():
         mpis = with_cadence(mpis, name, env)
     return mpis
 
@@ -447,6 +465,8 @@ RMA_SHM = {"openmpi": ([], {"OMPI_MCA_btl_vader_single_copy_mechanism": "cma"})}
 # p2pbench.c over the fabrics (`compare.py fabrics`): 8 B and the powers of
 # 4 from 16 B to 1 MiB (bw: to 4 MiB)
 FABRICS = ["latency-fabric", "bw-fabric", "rate-fabric"]
+# ... and over UDP (`compare.py udp`), the same sizes
+UDP = ["latency-udp", "bw-udp", "rate-udp"]
 FABRIC_SIZES = [8] + [16 << 2 * k for k in range(10)]
 
 BENCHES = {
@@ -476,6 +496,9 @@ BENCHES = {
     **{f"{t}-tcp": Bench("p2pbench.c", t, variant=TCP_ONLY) for t in ["latency", "bw", "bibw"]},
     **{f"{t}-fabric": Bench("p2pbench.c", t, args=args, variant=FABRIC_ONLY, only=FABRIC_MPIS,
                             timeout=300)
+       for t, args in (("latency", ["-s", ",".join(str(s) for s in FABRIC_SIZES if s <= MIB)]),
+                       ("bw", ["-s", ",".join(str(s) for s in FABRIC_SIZES)]), ("rate", []))},
+    **{f"{t}-udp": Bench("p2pbench.c", t, args=args, only=UDP_MPIS, timeout=600)
        for t, args in (("latency", ["-s", ",".join(str(s) for s in FABRIC_SIZES if s <= MIB)]),
                        ("bw", ["-s", ",".join(str(s) for s in FABRIC_SIZES)]), ("rate", []))},
     # seed 003's Fig. 7: two threads of one process on a thread
@@ -519,6 +542,7 @@ GROUPS = {"p2p": ["latency", "bw", "bibw", "rate", "latency_mt", "overlap"],
           "coll": COLLS + FORMS + RELEASED,
           "tcp": ["latency-tcp", "bw-tcp", "bibw-tcp"],
           "fabrics": FABRICS,
+          "udp": UDP,
           "part": PART,
           "tasks": TASKS,
           "rma": RMA}
@@ -601,6 +625,13 @@ GOALS = [
      "cadence-ofi", "cadence-tcp"),
     ("cadence-tcp >= cadence-ofi / 1.2", ["bw-fabric"], None, "mean", "ge", 1 / 1.2,
      "cadence-ofi", "cadence-tcp"),
+    # UDP (the `udp` run, loopback): its latency within 1.2x of TCP's at
+    # every size, and its bandwidth with 1% of the datagrams lost at least
+    # half its loss-free bandwidth
+    ("cadence-udp <=1.2x cadence-tcp", ["latency-udp"], None, "mean", "le", 1.2, "cadence-tcp",
+     "cadence-udp"),
+    ("loss 1% >= 0.5x loss-free", ["bw-udp"], None, "mean", "ge", 0.5, "cadence-udp",
+     "cadence-udp-loss1"),
 ]
 LOWER_IS_BETTER = {"us", "ms", "s"}
 
@@ -993,7 +1024,7 @@ def same_build_report(res):
 
 # groups run on their own (`compare.py part`, `compare.py rma`, `compare.py
 # fabrics`), not in the table run: their goals apply only to runs of theirs
-OWN_GOALS = [PART, RMA, FABRICS]
+OWN_GOALS = [PART, RMA, FABRICS, UDP]
 
 
 def goals_of(res):
@@ -1055,6 +1086,7 @@ SECTIONS = [
     ("One-sided communication (rmabench.c), 2 ranks: rank 0 the origin, rank 1 the target",
      RMA),
     ("Fabrics over TCP on loopback (p2pbench.c), 2 ranks", FABRICS),
+    ("UDP against TCP on loopback (p2pbench.c), 2 ranks", UDP),
 ]
 # partbench's figures of several forms: the rows of each bench, in order
 PART_ROWS = {"part_p2p": ["partitioned", "persistent", "nonblocking", "blocking"],
@@ -1148,6 +1180,8 @@ def row_ratio(a, b):
 BETTER = [("Cadence / better", better_ratio)]
 FABRIC_RATIOS = [("cadence-ucx / mpich", row_ratio("cadence-ucx", "mpich")),
                  ("cadence-tcp / cadence-ofi", row_ratio("cadence-tcp", "cadence-ofi"))]
+UDP_RATIOS = [("cadence-udp / cadence-tcp", row_ratio("cadence-udp", "cadence-tcp")),
+              ("loss1 / udp", row_ratio("cadence-udp-loss1", "cadence-udp"))]
 
 
 def table_line(res, cols, goals_at, bench, name, stat, size, ratios=BETTER, spread=("cadence",)):
@@ -1359,6 +1393,23 @@ def write_fabrics(res, out, failures, header):
                 ratios=FABRIC_RATIOS, spread=FABRIC_MPIS)
 
 
+UDP_READING = (
+    "Every row on loopback, shared memory off: cadence-tcp = Cadence with "
+    "CADENCE_TRANSPORTS=tcp; cadence-udp = with CADENCE_TRANSPORTS=udp; cadence-udp-loss1 = "
+    "the same with CADENCE_UDP_FAULTS=drop=0.01,seed=1 (1% of the datagrams dropped on "
+    "receive, acknowledgements included).  Progress thread on (the default).  Cells: median "
+    "[min–max] over the repetitions, each the mean over OSU's iteration counts after a "
+    "warm-up (tools/bench/README.md).")
+
+
+def write_udp(res, out, failures, header):
+    """udp.md: every point of the UDP benchmarks, udp / tcp and loss1 /
+    udp (what the goals compare), the goals and whether they are met."""
+    verdicts = {k: v for k, v in check(res).items() if k[1] in UDP}
+    write_table(os.path.join(out, "udp.md"), res, verdicts, [f for f in failures if f[0] in UDP],
+                header, "udp", cols=UDP_MPIS, ratios=UDP_RATIOS, spread=UDP_MPIS)
+
+
 def task_series(res, c, stat="ratio"):
     """{title: medians of stat over TASK_RANKS at 1 MiB} of task_<c>: one
     series per MPI and form."""
@@ -1544,6 +1595,8 @@ def main():
         if bool(res.benches) and all(b in FABRICS for b in res.benches):
             write_fabrics(res, args.out, [], [f"# Fabrics (from {args.from_csv})", "",
                                               FABRIC_READING, ""])
+        elif bool(res.benches) and all(b in UDP for b in res.benches):
+            write_udp(res, args.out, [], [f"# UDP (from {args.from_csv})", "", UDP_READING, ""])
         elif args.benches in (["table"], ["part"]) or not args.check:
             write_table(os.path.join(args.out, "table.md"), res, check(res), [],
                         [f"# Cadence, MPICH and Open MPI (from {args.from_csv})", ""])
@@ -1553,8 +1606,9 @@ def main():
     table_csv = os.path.join(args.out, "table.csv")
 
     fabrics = any(b in FABRICS or b == "fabrics" for b in benches)
-    mpis = chosen(with_fabrics(available()) if fabrics else available(), args.mpis,
-                  table or args.nothread)
+    udp = any(b in UDP or b == "udp" for b in benches)
+    found = with_fabrics(available()) if fabrics else available()
+    mpis = chosen(with_udp(found) if udp else found, args.mpis, table or args.nothread)
     if args.again:
         mpis = with_again(mpis)
     if args.contexts > 1:
@@ -1609,6 +1663,10 @@ def main():
         write_fabrics(res, args.out, failures, report_header(
             "Fabrics: Cadence over UCX, MPICH over UCX, Cadence over OFI and over TCP", args,
             reps, rev, load0, wall, gate, args.load, FABRIC_READING))
+    if udp:
+        write_udp(res, args.out, failures, report_header(
+            "UDP: Cadence over UDP, without and with 1% loss, and over TCP", args, reps, rev,
+            load0, wall, gate, args.load, UDP_READING))
     for b, m, r, e in failures:
         print(f"FAILED {b} {m} rep {r}: {e}")
     if args.check:

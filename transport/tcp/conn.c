@@ -15,14 +15,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -32,6 +29,7 @@
 #include "runtime/config.h"
 #include "runtime/error.h"
 #include "runtime/pmix.h"
+#include "transport/inet.h"
 #include "transport/tcp/tcp.h"
 
 uint64_t tcp_now_ms(void)
@@ -39,57 +37,6 @@ uint64_t tcp_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* "10.1.0.0/16" contains ip (host order)? */
-static bool cidr_contains(const char *spec, uint32_t ip)
-{
-    const char *slash = strchr(spec, '/');
-    if (slash == NULL || slash - spec >= 32)
-        return false;
-    char net[32];
-    memcpy(net, spec, (size_t)(slash - spec));
-    net[slash - spec] = '\0';
-    char *end;
-    long bits = strtol(slash + 1, &end, 10);
-    struct in_addr a;
-    if (*end != '\0' || bits < 0 || bits > 32 || inet_pton(AF_INET, net, &a) != 1)
-        return false;
-    uint32_t mask = bits == 0 ? 0 : 0xffffffffu << (32 - bits);
-    return (ntohl(a.s_addr) & mask) == (ip & mask);
-}
-
-static int pick_ip(struct in_addr *out)
-{
-    const char *spec = cdn_param_str("CADENCE_TCP_IF");
-    bool spans = cdn_job_local_size() < cdn_job_size();
-    struct ifaddrs *ifs;
-    if (getifaddrs(&ifs) != 0)
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: cannot list network interfaces: %s",
-                       strerror(errno));
-    bool found = false;
-    for (struct ifaddrs *i = ifs; i != NULL && !found; i = i->ifa_next) {
-        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
-            continue;
-        struct in_addr a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-        bool loop = (i->ifa_flags & IFF_LOOPBACK) != 0;
-        if (spec != NULL)
-            found = strcmp(i->ifa_name, spec) == 0 || cidr_contains(spec, ntohl(a.s_addr));
-        else
-            found = spans ? !loop : loop;
-        if (found)
-            *out = a;
-    }
-    freeifaddrs(ifs);
-    if (!found && spec == NULL && !spans) {
-        out->s_addr = htonl(INADDR_LOOPBACK);
-        found = true;
-    }
-    if (!found)
-        return cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: %s%s matches no IPv4 interface that is up",
-                       spec != NULL ? "CADENCE_TCP_IF=" : "",
-                       spec != NULL ? spec : "the job spans nodes, but no non-loopback interface");
-    return MPI_SUCCESS;
 }
 
 static void epoll_add(struct tcp_state *st, int fd, uint32_t events, void *ptr)
@@ -101,7 +48,7 @@ static void epoll_add(struct tcp_state *st, int fd, uint32_t events, void *ptr)
 int tcp_listen(struct tcp_state *st)
 {
     struct in_addr ip;
-    int rc = pick_ip(&ip);
+    int rc = cdn_inet_pick_ip("CADENCE_TCP_IF", "tcp", &ip);
     if (rc != MPI_SUCCESS)
         return rc;
     st->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -127,48 +74,6 @@ int tcp_listen(struct tcp_state *st)
     char key[64];
     cdn_transport_modex_key(&st->tp, CDN_MODEX_TCP_ADDR, key, sizeof key);
     return cdn_modex_put(key, &st->addr, sizeof st->addr);
-}
-
-/* The job key, the same for every context's instance: rank 0's first
- * instance makes it, the others (here and elsewhere) take it. */
-static uint8_t job_key[TCP_KEY_BYTES];
-static bool have_job_key;
-
-int tcp_job_key_publish(struct tcp_state *st)
-{
-    if (st->me != 0)
-        return MPI_SUCCESS;
-    if (have_job_key) {
-        memcpy(st->key, job_key, sizeof st->key);
-        return MPI_SUCCESS;
-    }
-    size_t got = 0;
-    while (got < sizeof st->key) {
-        ssize_t n = getrandom(st->key + got, sizeof st->key - got, 0);
-        if (n < 0 && errno != EINTR)
-            return cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: getrandom failed: %s", strerror(errno));
-        got += n > 0 ? (size_t)n : 0;
-    }
-    memcpy(job_key, st->key, sizeof job_key);
-    have_job_key = true;
-    return cdn_modex_put(CDN_MODEX_JOB_KEY, st->key, sizeof st->key);
-}
-
-void tcp_job_key_forget(void)
-{
-    have_job_key = false;
-}
-
-int tcp_job_key_fetch(struct tcp_state *st)
-{
-    if (st->me == 0)
-        return MPI_SUCCESS;
-    size_t len = sizeof st->key;
-    int rc = cdn_modex_get(0, CDN_MODEX_JOB_KEY, st->key, &len);
-    if (rc == MPI_SUCCESS && len != sizeof st->key)
-        rc = cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: rank 0's job key has %zu bytes, not %d", len,
-                     TCP_KEY_BYTES);
-    return rc;
 }
 
 static struct tcp_conn *conn_new(struct tcp_state *st, int fd, int role, int peer)
@@ -208,27 +113,27 @@ int tcp_connect(struct tcp_state *st, struct tcp_peer *p)
     size_t len = sizeof a;
     char key[64];
     cdn_transport_modex_key(&st->tp, CDN_MODEX_TCP_ADDR, key, sizeof key);
-    int rc = cdn_modex_get(p->world, key, &a, &len);
+    int rc = cdn_modex_get(p->fp.world, key, &a, &len);
     if (rc != MPI_SUCCESS)
         return rc;
     if (len != sizeof a)
-        return cdn_err(MPI_ERR_OTHER, "tcp: rank %d published a %zu-byte address", p->world, len);
+        return cdn_err(MPI_ERR_OTHER, "tcp: rank %d published a %zu-byte address", p->fp.world, len);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return cdn_err(MPI_ERR_OTHER, "tcp: cannot open a socket to rank %d: %s", p->world,
+        return cdn_err(MPI_ERR_OTHER, "tcp: cannot open a socket to rank %d: %s", p->fp.world,
                        strerror(errno));
     set_nodelay(fd);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = a.port, .sin_addr.s_addr = a.ip};
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
         int e = errno;
         close(fd);
-        return cdn_err(MPI_ERR_OTHER, "tcp: cannot connect to rank %d: %s", p->world,
+        return cdn_err(MPI_ERR_OTHER, "tcp: cannot connect to rank %d: %s", p->fp.world,
                        strerror(e));
     }
-    struct tcp_conn *c = conn_new(st, fd, CONN_CONNECTING, p->world);
+    struct tcp_conn *c = conn_new(st, fd, CONN_CONNECTING, p->fp.world);
     if (c == NULL) {
         close(fd);
-        return cdn_err(MPI_ERR_NO_MEM, "tcp: out of memory connecting to rank %d", p->world);
+        return cdn_err(MPI_ERR_NO_MEM, "tcp: out of memory connecting to rank %d", p->fp.world);
     }
     p->out = c;
     p->state = PEER_CONNECTING;
@@ -327,7 +232,7 @@ static void authenticate(struct tcp_state *st, struct tcp_conn *c)
     }
     struct tcp_peer *p = &st->peers[rank];
     struct tcp_hello reply = {.magic = TCP_MAGIC, .version = TCP_VERSION, .rank = st->me};
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->fp.lock);
     bool take = p->state == PEER_NONE || (p->state == PEER_CONNECTING && rank < st->me);
     reply.kind = take ? TCP_ACCEPT : TCP_REJECT;
     if (!send_all(c->fd, &reply, sizeof reply)) {
@@ -337,7 +242,7 @@ static void authenticate(struct tcp_state *st, struct tcp_conn *c)
         conn_kill(c, false);
         tcp_peer_up(st, p, fd);
     }
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->fp.lock);
     if (!take)
         conn_kill(c, true);
 }
@@ -380,7 +285,7 @@ static void connecting(struct tcp_state *st, struct tcp_conn *c, uint32_t events
             if (kind == 0)
                 cdn_rt_abort(1, "cadence: rank %d: tcp: rank %d answered our connection with "
                              "a malformed reply (%s); ending the job", st->me, c->peer, bad);
-            pthread_mutex_lock(&p->lock);
+            pthread_mutex_lock(&p->fp.lock);
             if (p->out == c)
                 p->out = NULL;
             if (kind == TCP_ACCEPT && p->state == PEER_CONNECTING) {
@@ -390,16 +295,16 @@ static void connecting(struct tcp_state *st, struct tcp_conn *c, uint32_t events
             } else {
                 conn_kill(c, true);  /* the peer's own connection is (or will be) the one */
             }
-            pthread_mutex_unlock(&p->lock);
+            pthread_mutex_unlock(&p->fp.lock);
             return;
         }
     }
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->fp.lock);
     if (p->out == c)
         p->out = NULL;
     bool fatal = p->state == PEER_CONNECTING;
     conn_kill(c, true);
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->fp.lock);
     if (fatal)
         tcp_peer_failed(st, p, failed);
 }
@@ -465,9 +370,9 @@ void tcp_conns_close_all(struct tcp_state *st)
 void tcp_peer_failed(struct tcp_state *st, struct tcp_peer *p, const char *why)
 {
     struct tcp_failed f;
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->fp.lock);
     if (p->state == PEER_FAILED || p->state == PEER_GONE) {
-        pthread_mutex_unlock(&p->lock);
+        pthread_mutex_unlock(&p->fp.lock);
         return;
     }
     p->state = PEER_FAILED;
@@ -478,12 +383,12 @@ void tcp_peer_failed(struct tcp_state *st, struct tcp_peer *p, const char *why)
         conn_kill(p->out, true);
     p->out = NULL;
     tcp_take_all(st, p, &f);
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->fp.lock);
     p->body = NULL;
     p->rx_off = p->rx_len = 0;
     fprintf(stderr, "cadence: rank %d: tcp: lost rank %d (%s); operations with it fail with "
-            "MPIX_ERR_PROC_FAILED\n", st->me, p->world, why);
-    int err = cdn_err(MPIX_ERR_PROC_FAILED, "rank %d failed: %s", p->world, why);
+            "MPIX_ERR_PROC_FAILED\n", st->me, p->fp.world, why);
+    int err = cdn_err(MPIX_ERR_PROC_FAILED, "rank %d failed: %s", p->fp.world, why);
     tcp_fail_all(&f, err);
-    cdn_p2p_peer_failed(&st->tp, p->world, err);
+    cdn_p2p_peer_failed(&st->tp, p->fp.world, err);
 }

@@ -18,11 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transport/inet.h"
 #include "transport/transport.h"
 
 #define TCP_MAGIC 0x544e4443u     /* "CDNT" in memory (little-endian) */
 #define TCP_VERSION 2
-#define TCP_KEY_BYTES 32
+#define TCP_KEY_BYTES CDN_JOB_KEY_BYTES
 #define TCP_EAGER_MAX 65536       /* largest eager payload any process accepts */
 #define TCP_DATA_CHUNK (512 * 1024) /* largest DATA payload in one frame */
 #define TCP_AM_MAX 65536          /* largest active-message payload (as an eager one) */

@@ -19,6 +19,7 @@
  * found there, so a bad peer cannot make us touch a stray pointer.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,11 @@
 #include "progress/job.h"
 #include "runtime/config.h"
 #include "runtime/error.h"
+#include "transport/inet.h"
 #include "transport/tcp/tcp.h"
 #include "transport/xfer_list.h"
 
 #define RX_CAP (sizeof(struct tcp_frame) + TCP_EAGER_MAX + 64 * 1024)
-
-/* What a send in `waiting` waits for (its transfer's state). */
-enum { WAIT_CTS = 1, WAIT_ACK };
 
 enum { OUT_BYTES, OUT_STREAM };
 
@@ -56,7 +55,12 @@ struct tcp_out {
 
 static struct tcp_state *state_of(struct cdn_transport *tp)
 {
-    return (struct tcp_state *)tp->priv;
+    return (struct tcp_state *)tp;  /* its first member (tp->priv: the peers, for transport/frames.c) */
+}
+
+static struct tcp_peer *peer_of(struct cdn_fpeer *fp)
+{
+    return (struct tcp_peer *)((char *)fp - offsetof(struct tcp_peer, fp));
 }
 
 
@@ -222,7 +226,7 @@ static void report(struct cdn_xfer *done)
 void tcp_peer_up(struct tcp_state *st, struct tcp_peer *p, int fd)
 {
     if (p->rx == NULL && (p->rx = malloc(RX_CAP)) == NULL)
-        cdn_rt_abort(1, "cadence: tcp: out of memory for the connection to rank %d", p->world);
+        cdn_rt_abort(1, "cadence: tcp: out of memory for the connection to rank %d", p->fp.world);
     p->fd = fd;
     p->state = PEER_UP;
     p->pollout = true;
@@ -237,15 +241,17 @@ void tcp_peer_up(struct tcp_state *st, struct tcp_peer *p, int fd)
 static int peer_err(struct tcp_peer *p, const char *what)
 {
     if (p->state == PEER_GONE)
-        return cdn_err(MPI_ERR_OTHER, "%s: rank %d has finalized", what, p->world);
-    return cdn_err(MPIX_ERR_PROC_FAILED, "%s: rank %d has failed", what, p->world);
+        return cdn_err(MPI_ERR_OTHER, "%s: rank %d has finalized", what, p->fp.world);
+    return cdn_err(MPIX_ERR_PROC_FAILED, "%s: rank %d has failed", what, p->fp.world);
 }
 
 /* Write a frame (and payload) now if the connection is up and idle, and
  * queue a copy of whatever was not written (lock held, peer usable). */
-static int put(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f,
+static int put(struct cdn_transport *tp, struct cdn_fpeer *fp, const struct tcp_frame *f,
                const void *payload, size_t plen)
 {
+    struct tcp_state *st = state_of(tp);
+    struct tcp_peer *p = peer_of(fp);
     size_t total = sizeof *f + plen, w = 0;
     if (p->state == PEER_UP && p->outq == NULL) {
         struct iovec iov[2] = {{(void *)f, sizeof *f}, {(void *)payload, plen}};
@@ -257,7 +263,7 @@ static int put(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame 
     struct tcp_out *o = out_get(p, total - w);
     if (o == NULL)
         return cdn_err(MPI_ERR_NO_MEM, "tcp: out of memory queueing %zu bytes for rank %d",
-                       total - w, p->world);
+                       total - w, p->fp.world);
     o->kind = OUT_BYTES;
     o->buf = (unsigned char *)(o + 1);
     o->len = total - w;
@@ -275,8 +281,10 @@ static int put(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame 
 }
 
 /* Make the peer usable for writing: connect on first use (lock held). */
-static int usable(struct tcp_state *st, struct tcp_peer *p, const char *what)
+static int usable(struct cdn_transport *tp, struct cdn_fpeer *fp, const char *what)
 {
+    struct tcp_state *st = state_of(tp);
+    struct tcp_peer *p = peer_of(fp);
     if (p->state == PEER_FAILED || p->state == PEER_GONE)
         return peer_err(p, what);
     if (p->state == PEER_NONE)
@@ -284,137 +292,17 @@ static int usable(struct tcp_state *st, struct tcp_peer *p, const char *what)
     return MPI_SUCCESS;
 }
 
-static int tcp_send(struct cdn_transport *tp, struct cdn_xfer *sx)
-{
-    struct tcp_state *st = state_of(tp);
-    struct tcp_peer *p = &st->peers[sx->peer];
-    struct tcp_frame f;
-    memset(&f, 0, sizeof f);
-    cdn_p2p_wire_hdr(sx, &f.h);
-    bool eager = f.h.bytes <= tp->eager_limit;
-    const void *payload = NULL;
-    if (eager && f.h.bytes > 0 && (payload = cdn_p2p_send_contig(sx)) == NULL)
-        return cdn_err(MPI_ERR_NO_MEM, "send: out of memory packing %llu bytes for rank %d",
-                       (unsigned long long)f.h.bytes, p->world);
-    pthread_mutex_lock(&p->lock);
-    int rc = usable(st, p, "send");
-    if (rc != MPI_SUCCESS) {
-        pthread_mutex_unlock(&p->lock);
-        return rc;
-    }
-    if (eager) {
-        f.type = F_EAGER;
-        f.len = (uint32_t)f.h.bytes;
-    } else {
-        f.type = F_RTS;
-        f.h.flags |= CDN_WIRE_RNDV;
-    }
-    bool waits = !eager || (f.h.flags & CDN_WIRE_SYNC);
-    sx->rndv = !eager;
-    if (waits) {  /* before writing: the answer may come at once */
-        sx->state = eager ? WAIT_ACK : WAIT_CTS;
-        cdn_xfer_push(&p->waiting, sx);
-    }
-    sx->wire_id = p->msgs_out;
-    rc = put(st, p, &f, payload, eager ? (size_t)f.h.bytes : 0);
-    if (rc == MPI_SUCCESS)
-        p->msgs_out++;
-    else if (waits)
-        cdn_xfer_remove(&p->waiting, sx);
-    pthread_mutex_unlock(&p->lock);
-    if (rc == MPI_SUCCESS && eager)
-        cdn_p2p_send_done(sx, false, MPI_SUCCESS);
-    return rc;
-}
-
-static int send_ctrl(struct tcp_state *st, struct tcp_peer *p, int type, uint64_t a, uint64_t b,
-                     uint64_t bytes, const char *what)
-{
-    struct tcp_frame f;
-    memset(&f, 0, sizeof f);
-    f.type = (uint8_t)type;
-    f.a = a;
-    f.b = b;
-    f.h.bytes = bytes;
-    pthread_mutex_lock(&p->lock);
-    int rc = usable(st, p, what);
-    if (rc == MPI_SUCCESS)
-        rc = put(st, p, &f, NULL, 0);
-    pthread_mutex_unlock(&p->lock);
-    return rc;
-}
-
-static int tcp_ack(struct cdn_transport *tp, int peer, uint64_t cookie)
-{
-    struct tcp_state *st = state_of(tp);
-    return send_ctrl(st, &st->peers[peer], F_ACK, cookie, 0, 0, "synchronous send acknowledgement");
-}
-
-static int tcp_am_send(struct cdn_transport *tp, int peer, unsigned id, const void *data,
-                       size_t len)
-{
-    struct tcp_state *st = state_of(tp);
-    struct tcp_peer *p = &st->peers[peer];
-    struct tcp_frame f;
-    memset(&f, 0, sizeof f);
-    f.type = F_AM;
-    f.a = id;
-    f.len = (uint32_t)len;
-    pthread_mutex_lock(&p->lock);
-    int rc = usable(st, p, "active message");
-    if (rc == MPI_SUCCESS)
-        rc = put(st, p, &f, data, len);
-    pthread_mutex_unlock(&p->lock);
-    return rc;
-}
-
-/* The receiver dropped a message of ours (a cancel): its send waits for
- * nothing more. */
-static void tcp_dropped(struct cdn_transport *tp, struct cdn_xfer *sx)
-{
-    struct tcp_peer *p = &state_of(tp)->peers[sx->peer];
-    pthread_mutex_lock(&p->lock);
-    cdn_xfer_remove(&p->waiting, sx);
-    pthread_mutex_unlock(&p->lock);
-}
-
-static int tcp_pull(struct cdn_transport *tp, struct cdn_xfer *rx)
-{
-    struct tcp_state *st = state_of(tp);
-    struct tcp_peer *p = &st->peers[rx->peer];
-    struct tcp_frame f;
-    memset(&f, 0, sizeof f);
-    f.type = F_CTS;
-    f.a = rx->cookie;
-    f.b = (uint64_t)(uintptr_t)rx;
-    f.h.bytes = rx->bytes;
-    pthread_mutex_lock(&p->lock);
-    int rc = usable(st, p, "receive");
-    if (rc == MPI_SUCCESS) {
-        rx->moved = 0;
-        if (rx->bytes > 0)
-            cdn_xfer_push(&p->pulls, rx);
-        rc = put(st, p, &f, NULL, 0);
-        if (rc != MPI_SUCCESS && rx->bytes > 0)
-            cdn_xfer_remove(&p->pulls, rx);
-    }
-    pthread_mutex_unlock(&p->lock);
-    if (rc == MPI_SUCCESS && rx->bytes == 0)
-        cdn_p2p_recv_done(rx, MPI_SUCCESS);
-    return rc;
-}
+static const struct cdn_fpeer_ops tcp_fpeer_ops = {usable, put};
 
 void tcp_take_all(struct tcp_state *st, struct tcp_peer *p, struct tcp_failed *f)
 {
     f->outq = p->outq;
-    f->waiting = p->waiting;
-    f->pulls = p->pulls;
+    cdn_frames_take(&p->fp, &f->held);
     for (struct tcp_out *o = p->outq; o != NULL; o = o->next) {
         atomic_fetch_sub(&st->queued, 1);
         cdn_progress_work_changed(-1);
     }
     p->outq = p->outq_tail = NULL;
-    p->waiting = p->pulls = NULL;
 }
 
 void tcp_fail_all(struct tcp_failed *f, int err)
@@ -426,61 +314,28 @@ void tcp_fail_all(struct tcp_failed *f, int err)
             cdn_p2p_send_done(o->x, true, err);
         free(o);
     }
-    while (f->waiting != NULL) {
-        struct cdn_xfer *r = f->waiting;
-        cdn_xfer_remove(&f->waiting, r);
-        if (r->state == WAIT_ACK)
-            cdn_p2p_acked((uint64_t)(uintptr_t)r, err);
-        else
-            cdn_p2p_send_done(r, true, err);
-    }
-    while (f->pulls != NULL) {
-        struct cdn_xfer *r = f->pulls;
-        cdn_xfer_remove(&f->pulls, r);
-        cdn_p2p_recv_done(r, err);
-    }
+    cdn_frames_fail(&f->held, err);
 }
 
 /* ---- reading ---- */
 
-static _Noreturn void bad_peer(struct tcp_state *st, struct tcp_peer *p, const char *why)
-{
-    cdn_rt_abort(1, "cadence: rank %d: tcp: rank %d sent a malformed frame (%s); ending the job",
-                 st->me, p->world, why);
-}
-
-/* Take the send a cookie names off the waiting list (NULL if none). */
-static struct cdn_xfer *take_waiting(struct tcp_peer *p, uint64_t cookie, int want)
-{
-    pthread_mutex_lock(&p->lock);
-    struct cdn_xfer *r = cdn_xfer_take(&p->waiting, cookie, want);
-    pthread_mutex_unlock(&p->lock);
-    return r;
-}
-
 static void on_cts(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f)
 {
-    struct cdn_xfer *s = take_waiting(p, f->a, WAIT_CTS);
+    struct cdn_xfer *s = cdn_frames_cts(&st->tp, &p->fp, f);
     if (s == NULL)
-        bad_peer(st, p, "clear-to-send for no waiting send");
-    if (f->h.bytes > s->bytes)
-        bad_peer(st, p, "clear-to-send for more bytes than the message has");
-    if (f->h.bytes == 0) {
-        cdn_p2p_send_done(s, true, MPI_SUCCESS);
         return;
-    }
     const char *src = s->src;  /* NULL: pack each chunk */
     bool contig = src != NULL;
     struct cdn_xfer *done = NULL;
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->fp.lock);
     if (p->state != PEER_UP) {
-        pthread_mutex_unlock(&p->lock);
+        pthread_mutex_unlock(&p->fp.lock);
         cdn_p2p_send_done(s, true, peer_err(p, "send"));
         return;
     }
     struct tcp_out *o = out_get(p, contig ? 0 : TCP_DATA_CHUNK);
     if (o == NULL)
-        cdn_rt_abort(1, "cadence: tcp: out of memory starting a transfer to rank %d", p->world);
+        cdn_rt_abort(1, "cadence: tcp: out of memory starting a transfer to rank %d", p->fp.world);
     o->kind = OUT_STREAM;
     o->x = s;
     o->src = src;
@@ -489,20 +344,14 @@ static void on_cts(struct tcp_state *st, struct tcp_peer *p, const struct tcp_fr
     o->total = f->h.bytes;
     queue(st, p, o);
     flush(st, p, &done);
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->fp.lock);
     report(done);
 }
 
 /* A DATA header: find the receive and where its payload goes. */
 static void on_data(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f)
 {
-    pthread_mutex_lock(&p->lock);
-    struct cdn_xfer *r = cdn_xfer_find(p->pulls, f->a);
-    pthread_mutex_unlock(&p->lock);
-    if (r == NULL)
-        bad_peer(st, p, "data for no waiting receive");
-    if (f->b != r->moved || f->len > r->bytes - f->b)
-        bad_peer(st, p, "data out of order or past the end of the message");
+    struct cdn_xfer *r = cdn_frames_data(&st->tp, &p->fp, f);
     p->body = r;
     p->body_off = f->b;
     p->body_left = f->len;
@@ -520,40 +369,24 @@ static void body_advance(struct tcp_peer *p, const void *src, size_t n)
     if (p->body_left > 0)
         return;
     p->body = NULL;
-    if (p->body_off < r->bytes)
-        return;
-    pthread_mutex_lock(&p->lock);
-    cdn_xfer_remove(&p->pulls, r);
-    pthread_mutex_unlock(&p->lock);
-    cdn_p2p_recv_done(r, MPI_SUCCESS);
+    cdn_frames_data_moved(&p->fp, r);
 }
 
 static void on_frame(struct tcp_state *st, struct tcp_peer *p, const struct tcp_frame *f,
                      const unsigned char *payload)
 {
     switch (f->type) {
-    case F_EAGER:
-        cdn_p2p_arrived(&st->tp, p->world, &f->h, payload, NULL, p->msgs_in++);
-        break;
-    case F_RTS:  /* the data comes in DATA frames after a CTS: no memory key */
-        cdn_p2p_arrived(&st->tp, p->world, &f->h, NULL, NULL, p->msgs_in++);
-        break;
     case F_CTS:
         on_cts(st, p, f);
         break;
     case F_DATA:
         on_data(st, p, f);
         break;
-    case F_ACK:
-        if (take_waiting(p, f->a, WAIT_ACK) == NULL)
-            bad_peer(st, p, "acknowledgement for no waiting synchronous send");
-        cdn_p2p_acked(f->a, MPI_SUCCESS);
-        break;
-    case F_AM:
-        cdn_am_arrived(&st->tp, p->world, (unsigned)f->a, payload, f->len);
-        break;
     case F_BYE:
         p->bye = true;
+        break;
+    default:  /* EAGER, RTS, ACK, AM */
+        cdn_frames_arrived(&st->tp, &p->fp, f, payload);
         break;
     }
 }
@@ -565,12 +398,12 @@ static void peer_closed(struct tcp_state *st, struct tcp_peer *p, const char *wh
         tcp_peer_failed(st, p, why);
         return;
     }
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->fp.lock);
     p->state = PEER_GONE;
     if (p->fd >= 0)
         close(p->fd);
     p->fd = -1;
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->fp.lock);
 }
 
 /* Read and handle everything the peer has sent; returns frames handled. */
@@ -607,7 +440,7 @@ static int peer_read(struct tcp_state *st, struct tcp_peer *p)
             size_t k = cdn_tcp_frame_parse(p->rx + p->rx_off, p->rx_len - p->rx_off,
                                            TCP_EAGER_MAX, &f, &why);
             if (k == CDN_TCP_BAD)
-                bad_peer(st, p, why);
+                cdn_frames_bad_peer(&st->tp, &p->fp, why);
             if (k == CDN_TCP_NEED_MORE)
                 break;
             p->rx_off += k;
@@ -657,10 +490,10 @@ static int tcp_poll(struct cdn_transport *tp)
                 handled += peer_read(st, p);
             if (ev[i].events & EPOLLOUT) {
                 struct cdn_xfer *done = NULL;
-                pthread_mutex_lock(&p->lock);
+                pthread_mutex_lock(&p->fp.lock);
                 if (p->state == PEER_UP)
                     flush(st, p, &done);
-                pthread_mutex_unlock(&p->lock);
+                pthread_mutex_unlock(&p->fp.lock);
                 report(done);
             }
         }
@@ -688,12 +521,12 @@ static int tcp_init(struct cdn_transport *tp)
 {
     struct tcp_state *st = state_of(tp);
     int rc = tcp_listen(st);
-    return rc != MPI_SUCCESS ? rc : tcp_job_key_publish(st);
+    return rc != MPI_SUCCESS ? rc : cdn_job_key_publish(st->me, st->key);
 }
 
 static int tcp_wireup(struct cdn_transport *tp)
 {
-    return tcp_job_key_fetch(state_of(tp));
+    return cdn_job_key_fetch(state_of(tp)->me, state_of(tp)->key);
 }
 
 /* Say BYE on every connection, so the peers take the close that follows
@@ -702,7 +535,7 @@ static void tcp_finalize(struct cdn_transport *tp)
 {
     struct tcp_state *st = state_of(tp);
     if (tp->ctx == 0)
-        tcp_job_key_forget();
+        cdn_job_key_forget();
     for (int w = 0; w < st->size; w++) {
         struct tcp_peer *p = &st->peers[w];
         if (p->fd >= 0) {
@@ -730,7 +563,7 @@ static void tcp_finalize(struct cdn_transport *tp)
             free(o);
         }
         free(p->rx);
-        pthread_mutex_destroy(&p->lock);
+        pthread_mutex_destroy(&p->fp.lock);
     }
     tcp_conns_close_all(st);
     if (st->listen_fd >= 0)
@@ -749,11 +582,7 @@ static const struct cdn_transport_ops tcp_ops = {
     .init = tcp_init,
     .wireup = tcp_wireup,
     .reaches = tcp_reaches,
-    .send = tcp_send,
-    .pull = tcp_pull,
-    .ack = tcp_ack,
-    .am_send = tcp_am_send,
-    .dropped = tcp_dropped,
+    CDN_FRAMES_OPS,
     .poll = tcp_poll,
     .fd = tcp_fd,
     .finalize = tcp_finalize,
@@ -779,16 +608,17 @@ struct cdn_transport *cdn_tcp_transport_create(void)
     for (int w = 0; w < size; w++) {
         struct tcp_peer *p = &st->peers[w];
         p->ep = EP_PEER;
-        p->world = w;
+        cdn_fpeer_init(&p->fp, w, &tcp_fpeer_ops);
         p->fd = -1;
         p->state = PEER_NONE;
-        pthread_mutex_init(&p->lock, NULL);
     }
     st->auth_ms = cdn_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
     st->tp.ops = &tcp_ops;
     st->tp.am_max = TCP_AM_MAX;
     st->tp.eager_always = st->tp.eager_limit =
         (size_t)cdn_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);
-    st->tp.priv = st;
+    st->peer_table = (struct cdn_frames_peers){st->peers, sizeof *st->peers,
+                                               offsetof(struct tcp_peer, fp)};
+    st->tp.priv = &st->peer_table;
     return &st->tp;
 }

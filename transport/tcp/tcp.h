@@ -25,11 +25,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "transport/frames.h"
 #include "transport/tcp/frame.h"
 #include "transport/transport.h"
 
 #define CDN_MODEX_TCP_ADDR "cdn.tcp.addr"  /* struct tcp_addr */
-#define CDN_MODEX_JOB_KEY "cdn.jobkey"     /* rank 0's random key, TCP_KEY_BYTES */
 
 /* What epoll hands back: the first member of each watched object. */
 enum { EP_LISTEN = 1, EP_TIMER, EP_CONN, EP_PEER };
@@ -61,8 +61,7 @@ struct tcp_out;  /* an item waiting to be written (tcp.c) */
 
 struct tcp_peer {
     int ep;                       /* EP_PEER */
-    int world;
-    pthread_mutex_t lock;
+    struct cdn_fpeer fp;          /* world rank, lock, waiting lists (transport/frames.h) */
     int state;                    /* PEER_* */
     int fd;                       /* PEER_UP: the connection */
     bool pollout;                 /* EPOLLOUT is being watched */
@@ -70,10 +69,6 @@ struct tcp_peer {
     struct tcp_out *outq, *outq_tail;
     struct tcp_out *out_spare;    /* queue items taken off, for reuse (lock held) */
     int nspare;
-    struct cdn_xfer *waiting;     /* sends waiting for CTS or ACK */
-    struct cdn_xfer *pulls;       /* receives waiting for DATA */
-    uint64_t msgs_out;            /* EAGER and RTS frames queued to the peer (lock held) */
-    uint64_t msgs_in;             /* EAGER and RTS frames read from it (poller only) */
     /* reading (poller only) */
     unsigned char *rx;
     size_t rx_len, rx_off;
@@ -93,6 +88,7 @@ struct tcp_state {
     struct tcp_addr addr;
     uint8_t key[TCP_KEY_BYTES];
     struct tcp_peer *peers;       /* by world rank */
+    struct cdn_frames_peers peer_table;  /* where their cdn_fpeers are (tp.priv) */
     pthread_mutex_t conns_lock;   /* guards the list; sockets are handled by the poller */
     struct tcp_conn *conns;       /* handshaking sockets and those closed in this poll */
     long auth_ms;                 /* CADENCE_TCP_AUTH_TIMEOUT */
@@ -101,11 +97,6 @@ struct tcp_state {
 
 /* conn.c */
 int tcp_listen(struct tcp_state *st);
-int tcp_job_key_publish(struct tcp_state *st);
-int tcp_job_key_fetch(struct tcp_state *st);
-/* The job ends here (context 0's instance finalizes): a later job makes a
- * new key. */
-void tcp_job_key_forget(void);
 /* Start connecting to a peer in PEER_NONE (its lock held). */
 int tcp_connect(struct tcp_state *st, struct tcp_peer *p);
 void tcp_accept_all(struct tcp_state *st);
@@ -126,7 +117,7 @@ void tcp_watch_out(struct tcp_state *st, struct tcp_peer *p, bool on);
  * (after unlocking) with err. */
 struct tcp_failed {
     struct tcp_out *outq;
-    struct cdn_xfer *waiting, *pulls;
+    struct cdn_frames_held held;
 };
 void tcp_take_all(struct tcp_state *st, struct tcp_peer *p, struct tcp_failed *f);
 void tcp_fail_all(struct tcp_failed *f, int err);

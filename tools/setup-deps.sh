@@ -1,8 +1,8 @@
 #!/bin/sh
 # setup-deps.sh — install the Debian 12 packages Cadence needs that are missing.
 #
-# Build: meson, ninja, pkg-config, a C compiler, Python 3, OpenPMIx and hwloc
-# (required), libfabric, UCX and rdma-core (optional transports) with fi_info
+# Build: meson, ninja, pkg-config, a C compiler, Python 3, OpenPMIx, hwloc and
+# OpenSSL's libcrypto (required), libfabric, UCX and rdma-core (optional transports) with fi_info
 # and ucx_info (mpiinfo names what they find), Check.
 # Tests also use Debian's MPICH (the ABI and differential tests), Open MPI
 # and MPICH's development files beside Cadence (the discovery and launcher
@@ -17,7 +17,7 @@
 #   tools/setup-deps.sh --bench  also gnuplot, for tools/bench's side-by-side runs
 set -eu
 
-packages="build-essential pkg-config python3 meson ninja-build libpmix-dev libhwloc-dev
+packages="build-essential pkg-config python3 meson ninja-build libpmix-dev libhwloc-dev libssl-dev
 libfabric-dev libfabric-bin libucx-dev ucx-utils libibverbs-dev check libmpich-dev mpich openmpi-bin
 libopenmpi-dev
 cmake autoconf slurm-wlm valgrind dpkg-dev netpipe-mpich2 scalapack-mpi-test"

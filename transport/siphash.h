@@ -1,13 +1,16 @@
 /*
  * SipHash-2-4 (Aumasson and Bernstein, 2012): a keyed 64-bit MAC for short
- * messages.  The UDP transport tags every datagram with it under the job
- * key (transport/udp/wire.c), so a datagram from outside the job, or one
- * damaged on the way, is dropped.
+ * messages.  The UDP transport tags its short datagrams with it under the
+ * job key (acknowledgements, probes, payloads below UDP_GMAC_MIN bytes:
+ * transport/udp/wire.c), so a datagram from outside the job, or one damaged
+ * on the way, is dropped; longer ones get AES-GMAC from OpenSSL's libcrypto,
+ * whose AES-GMAC key is derived with SipHash from the job key.
  *
- * Written here rather than taken from a crypto library: none is linked,
- * the algorithm is a page of public arithmetic, and it runs on every
- * datagram sent and received (the hot path), where a call through a
- * general MAC interface would cost more than the hashing.
+ * Written here although libcrypto is linked: the algorithm is a page of
+ * public arithmetic, and for the few bytes of a short datagram a call
+ * through OpenSSL's EVP interface (hundreds of ns: setting the nonce,
+ * finishing, reading the tag) costs more than the hashing.  At about
+ * 1-2 GB/s it is too slow for long payloads, hence GMAC there.
  */
 #ifndef CDN_TRANSPORT_SIPHASH_H
 #define CDN_TRANSPORT_SIPHASH_H

@@ -5,7 +5,8 @@
  * from a socket of its own that is not the job's: random bytes of random
  * lengths, well-formed headers with a wrong MAC, and, made with the job
  * key (from the modex too), well-made datagrams that claim to come from
- * rank 0 and from a rank that does not exist.  Rank 1 must drop every one
+ * rank 0 and from a rank that does not exist, short ones (SipHash) and
+ * long ones (AES-GMAC) (sealed by transport/udp/wire.c).  Rank 1 must drop every one
  * (counted: bad MAC, unknown sender) and the job must go on: eager and
  * rendezvous messages both ways arrive intact between the volleys.  The
  * meson test checks rank 1's counts in its report line.
@@ -22,7 +23,7 @@
 
 #include "check_mpi.h"
 #include "exchange.h"
-#include "transport/siphash.h"
+#include "transport/udp/wire.h"
 
 struct addr { uint32_t ip; uint16_t port, zero; };  /* as transport/udp publishes it */
 
@@ -33,8 +34,9 @@ struct dgram {
     uint16_t len;
     int32_t src;
     uint32_t ts, ts_echo, zero;
-    uint64_t seq, ack, sack[4], mac;
+    uint64_t seq, ack, sack[4], ctr, mac;
 };
+_Static_assert(sizeof(struct dgram) == sizeof(struct udp_dgram), "the header as wire.h has it");
 
 static int get_bytes(const pmix_proc_t *who, const char *key, void *out, size_t len)
 {
@@ -49,10 +51,9 @@ static int get_bytes(const pmix_proc_t *who, const char *key, void *out, size_t 
 }
 
 /* One volley of garbage at a; returns the datagrams sent. */
-static int volley(int fd, const struct sockaddr_in *a, const struct cdn_siphash_key *key,
-                  unsigned seed)
+static int volley(int fd, const struct sockaddr_in *a, struct udp_mac *key, unsigned seed)
 {
-    unsigned char buf[2048];
+    _Alignas(8) unsigned char buf[2048];
     int sent = 0;
     srand(seed);
     for (int i = 0; i < 100; i++) {  /* random bytes, 0..2047 of them */
@@ -62,14 +63,19 @@ static int volley(int fd, const struct sockaddr_in *a, const struct cdn_siphash_
         sent += sendto(fd, buf, n, 0, (const struct sockaddr *)a, sizeof *a) == (ssize_t)n;
     }
     for (int i = 0; i < 50; i++) {  /* the right shape, a wrong MAC, and then a right one */
-        struct dgram d = {.magic = 0x55444e43u, .version = 2, .flags = 1, .len = 64, .ts = 1,
-                          .src = i % 3 == 2 ? 99 : 0, .seq = 1 + (uint64_t)i, .ack = 1};
-        memset(buf + sizeof d, i, 64);
-        d.mac = i % 3 == 0 ? (uint64_t)rand() * 7919u
-                           : cdn_siphash24(key, &d, offsetof(struct dgram, mac), buf + sizeof d, 64);
+        uint16_t len = i % 2 == 0 ? 64 : 1024;  /* SipHash's, and AES-GMAC's */
+        struct dgram d = {.magic = 0x55444e43u, .version = 3, .flags = 1, .len = len, .ts = 1,
+                          .src = i % 3 == 2 ? 99 : 0, .seq = 1 + (uint64_t)i, .ack = 1,
+                          .ctr = 0xffffull << 48 | (uint64_t)i};
+        memset(buf + sizeof d, i, len);
         memcpy(buf, &d, sizeof d);
-        sent += sendto(fd, buf, sizeof d + 64, 0, (const struct sockaddr *)a, sizeof *a) ==
-                (ssize_t)(sizeof d + 64);
+        cdn_udp_dgram_seal((struct udp_dgram *)buf, key);
+        if (i % 3 == 0) {
+            uint64_t bad = (uint64_t)rand() * 7919u;
+            memcpy(buf + offsetof(struct dgram, mac), &bad, sizeof bad);
+        }
+        sent += sendto(fd, buf, sizeof d + len, 0, (const struct sockaddr *)a, sizeof *a) ==
+                (ssize_t)(sizeof d + len);
     }
     return sent;
 }
@@ -84,7 +90,7 @@ int main(int argc, char **argv)
     exchange(rank, 100, 1);
     int fd = -1, got = 0;
     struct sockaddr_in sa = {.sin_family = AF_INET};
-    struct cdn_siphash_key key = {0, 0};
+    struct udp_mac key = {0};
     if (rank == 0) {
         pmix_proc_t me, peer;
         CHECK(PMIx_Init(&me, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
@@ -95,7 +101,8 @@ int main(int argc, char **argv)
         CHECK(got, "rank 1's UDP address and the job key from the modex");
         sa.sin_port = a.port;
         sa.sin_addr.s_addr = a.ip;
-        key = cdn_siphash_key(k);
+        cdn_udp_mac_key(&key, k);
+        CHECK(cdn_udp_mac_open(&key), "an AES-GCM context");
         fd = socket(AF_INET, SOCK_DGRAM, 0);
         CHECK(fd >= 0, "a socket of a stranger");
     }
@@ -108,6 +115,7 @@ int main(int argc, char **argv)
     if (rank == 0) {
         if (fd >= 0)
             close(fd);
+        cdn_udp_mac_close(&key);
         PMIx_Finalize(NULL, 0);
     }
     int rc = check_summary(rank == 0 ? "t_udp_garbage[0]" : "t_udp_garbage[1]");

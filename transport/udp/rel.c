@@ -56,6 +56,13 @@ static void count(struct udp_state *st, int what)
 
 int udp_open(struct udp_state *st)
 {
+    /* the socket's serial: GMAC nonces (rank, serial, count) never repeat in the job */
+    static atomic_uint serials;
+    unsigned serial = atomic_fetch_add(&serials, 1);
+    if (serial >> (64 - UDP_CTR_BITS) != 0)
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: udp: more than %u sockets opened in this process",
+                       1u << (64 - UDP_CTR_BITS));
+    st->ctr_base = (uint64_t)serial << UDP_CTR_BITS;
     struct in_addr ip;
     int rc = cdn_inet_pick_ip("CADENCE_UDP_IF", "udp", &ip);
     if (rc != MPI_SUCCESS)
@@ -139,6 +146,9 @@ int udp_usable(struct udp_state *st, struct udp_peer *p, const char *what)
     if (!touch(st, p))
         return cdn_err(MPI_ERR_NO_MEM, "%s: udp: out of memory for the window to rank %d", what,
                        p->fp.world);
+    if (p->seal.gcm == NULL && !cdn_udp_mac_open(&p->seal))
+        return cdn_err(MPI_ERR_OTHER, "%s: udp: cannot make an AES-GCM context (OpenSSL) for "
+                       "rank %d", what, p->fp.world);
     return p->addr_known ? MPI_SUCCESS : fetch_addr(st, p);
 }
 
@@ -179,13 +189,20 @@ static void emit(struct udp_state *st, struct udp_peer *p, struct udp_dgram *d)
     d->version = UDP_VERSION;
     d->src = st->me;
     d->zero = 0;
+    uint64_t n = atomic_fetch_add_explicit(&st->ctr, 1, memory_order_relaxed);
+    if (n >> UDP_CTR_BITS != 0) {
+        /* 2^48 datagrams from one socket: a GMAC nonce would repeat */
+        fprintf(stderr, "cadence: rank %d: udp: datagram counter exhausted\n", st->me);
+        abort();
+    }
+    d->ctr = st->ctr_base | n;
     d->ts = stamp();
     d->ts_echo = p->ts_recent;
     d->ack = p->rcv_nxt;
     memcpy(d->sack, p->rcv_sack, sizeof d->sack);
     p->ack_owed = 0;
     p->ack_due_us = 0;
-    cdn_udp_dgram_seal(d, &st->mac);
+    cdn_udp_dgram_seal(d, &p->seal);
     ssize_t r;
     do {
         r = sendto(st->fd, d, sizeof *d + d->len, MSG_DONTWAIT, (struct sockaddr *)&p->sa,
@@ -678,6 +695,10 @@ void udp_close(struct udp_state *st)
         free(st->held[i]);
     free(st->rbuf);
     free(st->owing);
+    cdn_udp_mac_close(&st->mac);
+    if (st->peers != NULL)
+        for (int w = 0; w < st->size; w++)
+            cdn_udp_mac_close(&st->peers[w].seal);
 }
 
 void udp_report(struct udp_state *st)

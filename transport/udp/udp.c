@@ -350,8 +350,14 @@ static int udp_wireup(struct cdn_transport *tp)
 {
     struct udp_state *st = state_of(tp);
     int rc = cdn_job_key_fetch(st->me, st->key);
-    st->mac = cdn_siphash_key(st->key);
-    return rc;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    cdn_udp_mac_key(&st->mac, st->key);
+    for (int w = 0; w < st->size; w++)
+        cdn_udp_mac_copy_key(&st->peers[w].seal, &st->mac);
+    if (!cdn_udp_mac_open(&st->mac))
+        return cdn_err(MPI_ERR_OTHER, "MPI_Init: udp: cannot make an AES-GCM context (OpenSSL)");
+    return MPI_SUCCESS;
 }
 
 /* Anything of ours unacknowledged, or a peer that has not said BYE? */

@@ -71,6 +71,7 @@ struct udp_peer {
     struct sockaddr_in sa;        /* its socket */
     bool touched;                 /* anything sent to or received from it */
     /* sending (lock held) */
+    struct udp_mac seal;          /* MAC keys and GMAC context for what we send it */
     uint64_t snd_una, snd_nxt;    /* oldest unacknowledged segment, next new one */
     struct udp_seg *win;          /* window slots, by seq % window */
     struct udp_out *outq, *outq_tail;
@@ -109,7 +110,9 @@ struct udp_state {
     int epfd;                     /* both: the fd the engine sleeps on */
     struct udp_addr addr;
     uint8_t key[CDN_JOB_KEY_BYTES];
-    struct cdn_siphash_key mac;
+    struct udp_mac mac;           /* the poller's, for checking (transport/udp/wire.h) */
+    uint64_t ctr_base;            /* this socket's serial in the process, << UDP_CTR_BITS */
+    atomic_uint_least64_t ctr;    /* datagrams sealed: the low bits of each one's ctr */
     struct udp_peer *peers;       /* by world rank */
     struct cdn_frames_peers peer_table;  /* where their cdn_fpeers are (tp.priv) */
     size_t mtu;                   /* CADENCE_UDP_MTU: the largest datagram */

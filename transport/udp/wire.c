@@ -11,14 +11,96 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
 #define MAC_COVERS offsetof(struct udp_dgram, mac)
 
-void cdn_udp_dgram_seal(struct udp_dgram *d, const struct cdn_siphash_key *key)
+void cdn_udp_mac_key(struct udp_mac *m, const uint8_t job_key[16])
 {
-    d->mac = cdn_siphash24(key, d, MAC_COVERS, d + 1, d->len);
+    m->sip = cdn_siphash_key(job_key);
+    m->gcm = NULL;
+    /* the AES key: two SipHash tags of fixed labels, so it is not the SipHash key */
+    static const char label0[] = "cadence udp aes-gmac key, half 0";
+    static const char label1[] = "cadence udp aes-gmac key, half 1";
+    uint64_t h[2] = {cdn_siphash24(&m->sip, label0, sizeof label0 - 1, NULL, 0),
+                     cdn_siphash24(&m->sip, label1, sizeof label1 - 1, NULL, 0)};
+    for (int i = 0; i < 16; i++)
+        m->aes[i] = (uint8_t)(h[i / 8] >> (8 * (i % 8)));
 }
 
-enum udp_verdict cdn_udp_dgram_check(const void *buf, size_t n, const struct cdn_siphash_key *key,
+void cdn_udp_mac_copy_key(struct udp_mac *m, const struct udp_mac *from)
+{
+    m->sip = from->sip;
+    memcpy(m->aes, from->aes, sizeof m->aes);
+    m->gcm = NULL;
+}
+
+bool cdn_udp_mac_open(struct udp_mac *m)
+{
+    if (m->gcm != NULL)
+        return true;
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    if (c == NULL)
+        return false;
+    /* the key schedule once; each datagram sets only its nonce (12 bytes: GCM's default) */
+    if (EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, m->aes, NULL) != 1) {
+        EVP_CIPHER_CTX_free(c);
+        return false;
+    }
+    m->gcm = c;
+    return true;
+}
+
+void cdn_udp_mac_close(struct udp_mac *m)
+{
+    EVP_CIPHER_CTX_free(m->gcm);
+    m->gcm = NULL;
+}
+
+/* AES-128-GMAC of the header's first MAC_COVERS bytes and the payload,
+ * under the nonce (src, ctr), truncated to 8 bytes (little-endian word);
+ * 0 with ok false when OpenSSL fails. */
+static uint64_t gmac(struct udp_mac *m, const void *hdr, int32_t src, uint64_t ctr,
+                     const void *payload, size_t len, bool *ok)
+{
+    EVP_CIPHER_CTX *c = m->gcm;
+    unsigned char iv[12], tag[16], none[16];
+    uint32_t s = (uint32_t)src;
+    for (int i = 0; i < 4; i++)
+        iv[i] = (unsigned char)(s >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        iv[4 + i] = (unsigned char)(ctr >> (8 * i));
+    int outl;
+    *ok = c != NULL && EVP_EncryptInit_ex(c, NULL, NULL, NULL, iv) == 1 &&
+          EVP_EncryptUpdate(c, NULL, &outl, hdr, (int)MAC_COVERS) == 1 &&
+          (len == 0 || EVP_EncryptUpdate(c, NULL, &outl, payload, (int)len) == 1) &&
+          EVP_EncryptFinal_ex(c, none, &outl) == 1 &&
+          EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
+    if (!*ok)
+        return 0;
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | tag[i];
+    return v;
+}
+
+void cdn_udp_dgram_seal(struct udp_dgram *d, struct udp_mac *m)
+{
+    if (d->len < UDP_GMAC_MIN) {
+        d->mac = cdn_siphash24(&m->sip, d, MAC_COVERS, d + 1, d->len);
+        return;
+    }
+    bool ok;
+    d->mac = gmac(m, d, d->src, d->ctr, d + 1, d->len, &ok);
+    if (!ok) {
+        /* no context (a caller's bug) or OpenSSL failed: nothing sensible to send */
+        fprintf(stderr, "cadence: udp: AES-GMAC failed sealing a datagram\n");
+        abort();
+    }
+}
+
+enum udp_verdict cdn_udp_dgram_check(const void *buf, size_t n, struct udp_mac *m,
                                      int world_size, int self)
 {
     struct udp_dgram d;
@@ -29,8 +111,17 @@ enum udp_verdict cdn_udp_dgram_check(const void *buf, size_t n, const struct cdn
         (size_t)d.len != n - sizeof d || (d.flags & ~(DG_DATA | DG_PROBE)) != 0 ||
         ((d.flags & DG_DATA) != 0) != (d.seq != 0))
         return UDP_MALFORMED;
-    uint64_t mac = cdn_siphash24(key, buf, MAC_COVERS, (const char *)buf + sizeof d, d.len);
-    if (mac != d.mac)
+    const char *payload = (const char *)buf + sizeof d;
+    uint64_t mac;
+    if (d.len < UDP_GMAC_MIN) {
+        mac = cdn_siphash24(&m->sip, buf, MAC_COVERS, payload, d.len);
+    } else {
+        bool ok;
+        mac = gmac(m, buf, d.src, d.ctr, payload, d.len, &ok);
+        if (!ok)
+            return UDP_BAD_MAC;
+    }
+    if (CRYPTO_memcmp(&mac, &d.mac, sizeof mac) != 0)
         return UDP_BAD_MAC;
     if (d.src < 0 || d.src >= world_size || d.src == self)
         return UDP_UNKNOWN_RANK;

@@ -32,7 +32,10 @@
 #include "runtime/runtime.h"
 #include "runtime/win.h"
 
-/* CADENCE_RMA_RDMA_MIN: smaller puts and gets by a fabric go by message. */
+/* CADENCE_RMA_DIRECT (read at engine start): reach targets without their
+ * threads where the memory allows; CADENCE_RMA_RDMA_MIN: smaller puts and
+ * gets by a fabric go by message. */
+static bool direct;
 static long rdma_min;
 
 struct rma_hdr {
@@ -507,6 +510,7 @@ static void on_complete(struct cdn_transport *tp, int peer, const void *data, si
 
 void cdn_rma_am_register(void)
 {
+    direct = cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) != 0;
     rdma_min = cdn_param_long("CADENCE_RMA_RDMA_MIN", 65536, 0, 1L << 40);
     cdn_am_register(CDN_AM_RMA_PUT, on_put);
     cdn_am_register(CDN_AM_RMA_ACC, on_acc);
@@ -555,19 +559,28 @@ static bool xfer_over(void *arg)
     return atomic_load_explicit(&((struct xfer_wait *)arg)->done, memory_order_acquire);
 }
 
-/* Move n bytes between local and address `at` (under registration key,
- * 0 where the transport needs none) of world rank peer's memory by tp's
- * one-sided copy; MPI_SUCCESS or its error. */
+/* Start x (zeroed but for on_done): n bytes between local and address
+ * `at` (under registration key, 0 where the transport needs none) of
+ * world rank peer's memory by tp's one-sided copy. */
+static int xfer_post(struct cdn_transport *tp, struct cdn_xfer *x, int peer, bool put,
+                     char *local, uint64_t at, uint64_t key, uint64_t n)
+{
+    x->peer = peer;
+    x->bytes = n;
+    x->rkey = (struct cdn_mem_key){.addr = at, .key = key};
+    if (put)
+        x->src = local;
+    else
+        x->dst = local;
+    return put ? tp->ops->put(tp, x) : tp->ops->get(tp, x);
+}
+
+/* The same, waited for here; MPI_SUCCESS or its error. */
 static int xfer(struct cdn_transport *tp, int peer, bool put, char *local, uint64_t at,
                 uint64_t key, uint64_t n)
 {
-    struct xfer_wait t = {.x = {.peer = peer, .bytes = n, .rkey = {.addr = at, .key = key},
-                                .on_done = xfer_done}};
-    if (put)
-        t.x.src = local;
-    else
-        t.x.dst = local;
-    int rc = put ? tp->ops->put(tp, &t.x) : tp->ops->get(tp, &t.x);
+    struct xfer_wait t = {.x = {.on_done = xfer_done}};
+    int rc = xfer_post(tp, &t.x, peer, put, local, at, key, n);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!xfer_over(&t))
@@ -584,7 +597,7 @@ static bool by_shm(int peer)
 
 bool cdn_rma_can_map(const struct cdn_comm *comm)
 {
-    if (cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) == 0)
+    if (!direct)
         return false;
     for (int r = 0; r < comm->size; r++) {
         int peer = cdn_comm_world_rank(comm, r);
@@ -615,8 +628,7 @@ static void unregister(struct cdn_win *w)
 void cdn_rma_register(struct cdn_win *w, struct cdn_rma_keys *mine)
 {
     memset(mine, 0, sizeof *mine);
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->base == NULL || w->size == 0 ||
-        cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) == 0)
+    if (!direct || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->base == NULL || w->size == 0)
         return;
     for (int r = 0; r < w->comm->size; r++) {
         int peer = cdn_comm_world_rank(w->comm, r);
@@ -667,15 +679,9 @@ static int xfer_start(struct cdn_transport *tp, struct cdn_win *w, int r, int pe
     struct xfer_async *t = calloc(1, sizeof *t);
     if (t == NULL)
         return xfer(tp, peer, put, local, at, key, n);
-    *t = (struct xfer_async){.x = {.peer = peer, .bytes = n, .rkey = {.addr = at, .key = key},
-                                   .on_done = async_done},
-                             .w = w, .r = r};
-    if (put)
-        t->x.src = local;
-    else
-        t->x.dst = local;
+    *t = (struct xfer_async){.x = {.on_done = async_done}, .w = w, .r = r};
     count_out(w, r);
-    int rc = put ? tp->ops->put(tp, &t->x) : tp->ops->get(tp, &t->x);
+    int rc = xfer_post(tp, &t->x, peer, put, local, at, key, n);
     if (rc != MPI_SUCCESS) {
         count_in(w, r, 1);
         free(t);
@@ -697,7 +703,7 @@ int cdn_rma_failed(struct cdn_win *w, const char *caller)
  * rank r registered its part under with that transport -- and a one-byte
  * read of its part works (the kernel may refuse CMA); else active
  * messages.  keys: every rank's registrations, or NULL. */
-static int way_to(struct cdn_win *w, int r, bool direct, const struct cdn_rma_keys *keys)
+static int way_to(struct cdn_win *w, int r, const struct cdn_rma_keys *keys)
 {
     if (r == w->comm->rank)
         return CDN_RMA_VIA_MAP;
@@ -706,7 +712,7 @@ static int way_to(struct cdn_win *w, int r, bool direct, const struct cdn_rma_ke
     if (tp == NULL)
         return CDN_RMA_VIA_AM;
     if (w->shm != NULL)
-        return strcmp(tp->ops->name, "shm") == 0 ? CDN_RMA_VIA_MAP : CDN_RMA_VIA_AM;
+        return by_shm(peer) ? CDN_RMA_VIA_MAP : CDN_RMA_VIA_AM;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC || !copies(tp) || w->parts[r].size == 0)
         return CDN_RMA_VIA_AM;
     struct cdn_win_rank *k = &w->rk[r];
@@ -728,9 +734,8 @@ static int way_to(struct cdn_win *w, int r, bool direct, const struct cdn_rma_ke
 
 void cdn_rma_setup(struct cdn_win *w, const struct cdn_rma_keys *keys)
 {
-    bool direct = cdn_param_long("CADENCE_RMA_DIRECT", 1, 0, 1) != 0;
     for (int r = 0; r < w->comm->size; r++)
-        w->rk[r].via = way_to(w, r, direct, keys);
+        w->rk[r].via = way_to(w, r, keys);
 }
 
 /* How an operation of this kind and size (the target's bytes) goes to

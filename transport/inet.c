@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "progress/job.h"
 #include "runtime/config.h"
@@ -72,6 +73,22 @@ int cdn_inet_pick_ip(const char *if_var, const char *who, struct in_addr *out)
  * instance makes it, the others (here and elsewhere) take it. */
 static uint8_t job_key[CDN_JOB_KEY_BYTES];
 static bool have_job_key;
+
+int cdn_inet_bound_socket(int type, struct in_addr ip, struct sockaddr_in *sa)
+{
+    int fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    *sa = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr = ip, .sin_port = 0};
+    socklen_t len = sizeof *sa;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)sa, sizeof *sa) == 0 &&
+        (type != SOCK_STREAM || listen(fd, 1024) == 0) &&
+        getsockname(fd, (struct sockaddr *)sa, &len) == 0)
+        return fd;
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    errno = e;
+    return -1;
+}
 
 int cdn_job_key_publish(int me, uint8_t key[CDN_JOB_KEY_BYTES])
 {

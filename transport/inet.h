@@ -22,6 +22,10 @@
  * the whole job is on this node, else the first non-loopback IPv4
  * interface that is up.  who names the transport in errors. */
 int cdn_inet_pick_ip(const char *if_var, const char *who, struct in_addr *out);
+/* A non-blocking socket of type (SOCK_STREAM: listening too, SOCK_DGRAM)
+ * bound to an ephemeral port of ip; *sa gets its address.  The fd, or -1
+ * with errno set (nothing left open). */
+int cdn_inet_bound_socket(int type, struct in_addr ip, struct sockaddr_in *sa);
 
 /* Rank 0 (me): make the key (once per job) and publish it; others: nothing. */
 int cdn_job_key_publish(int me, uint8_t key[CDN_JOB_KEY_BYTES]);

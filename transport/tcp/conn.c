@@ -53,13 +53,9 @@ int tcp_listen(struct tcp_state *st)
         return rc;
     st->epfd = epoll_create1(EPOLL_CLOEXEC);
     st->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    st->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = ip, .sin_port = 0};
-    socklen_t len = sizeof sa;
-    if (st->epfd < 0 || st->timer_fd < 0 || st->listen_fd < 0 ||
-        bind(st->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        listen(st->listen_fd, 1024) != 0 ||
-        getsockname(st->listen_fd, (struct sockaddr *)&sa, &len) != 0) {
+    struct sockaddr_in sa;
+    st->listen_fd = cdn_inet_bound_socket(SOCK_STREAM, ip, &sa);
+    if (st->epfd < 0 || st->timer_fd < 0 || st->listen_fd < 0) {
         char ipstr[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &ip, ipstr, sizeof ipstr);
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: tcp: cannot listen on %s: %s", ipstr,

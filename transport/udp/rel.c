@@ -69,12 +69,9 @@ int udp_open(struct udp_state *st)
         return rc;
     st->epfd = epoll_create1(EPOLL_CLOEXEC);
     st->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    st->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = ip, .sin_port = 0};
-    socklen_t len = sizeof sa;
-    if (st->epfd < 0 || st->timer_fd < 0 || st->fd < 0 ||
-        bind(st->fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        getsockname(st->fd, (struct sockaddr *)&sa, &len) != 0) {
+    struct sockaddr_in sa;
+    st->fd = cdn_inet_bound_socket(SOCK_DGRAM, ip, &sa);
+    if (st->epfd < 0 || st->timer_fd < 0 || st->fd < 0) {
         char ipstr[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &ip, ipstr, sizeof ipstr);
         return cdn_err(MPI_ERR_OTHER, "MPI_Init: udp: cannot bind a socket on %s: %s", ipstr,

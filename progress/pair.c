@@ -12,6 +12,8 @@
 #include "progress/p2p.h"
 #include "runtime/error.h"
 
+enum { PAIR_RECV, PAIR_SEND };  /* the children's parent_slot */
+
 static void pair_complete(struct cdn_request *r)
 {
     struct cdn_pair *pr = &r->u.pair;
@@ -19,6 +21,8 @@ static void pair_complete(struct cdn_request *r)
     int err = rv->status.MPI_ERROR != MPI_SUCCESS ? rv->status.MPI_ERROR : s->status.MPI_ERROR;
     r->status = rv->status;
     r->status.MPI_ERROR = err;
+    if (s->status.MPI_ERROR != MPI_SUCCESS)
+        cdn_status_set_cancelled(&r->status, 0);  /* withdrawn by pair_child_done, not the user */
     if (pr->replace_dt != NULL) {
         struct cdn_dt_segment seg;
         cdn_dt_segment_init(&seg, pr->replace_buf, pr->replace_count, pr->replace_dt);
@@ -41,8 +45,21 @@ static void pair_free(struct cdn_request *r)
         cdn_datatype_release(pr->replace_dt);
 }
 
+/* A send that failed (a peer lost, a transport's refusal) withdraws the
+ * receive while nothing has matched it: the peer it waits for may be the
+ * one that failed, or be stuck in its own MPI_Sendrecv whose send failed
+ * the same way, and MPI_Sendrecv would never return its error. */
+static void pair_child_done(struct cdn_request *r, int slot)
+{
+    struct cdn_pair *pr = &r->u.pair;
+    if (slot == PAIR_SEND && pr->send->status.MPI_ERROR != MPI_SUCCESS)
+        pr->recv->ops->cancel(pr->recv);  /* completes it (its event here) if unmatched */
+    cdn_request_event(r);
+}
+
 static const struct cdn_request_ops pair_ops = {
     .name = "sendrecv", .complete = pair_complete, .free = pair_free,
+    .child_done = pair_child_done,
 };
 
 int cdn_p2p_sendrecv(const void *sendbuf, MPI_Count sendcount, struct cdn_datatype *sendtype,
@@ -89,7 +106,9 @@ int cdn_p2p_sendrecv(const void *sendbuf, MPI_Count sendcount, struct cdn_dataty
         return rc;
     }
     pr->recv->parent = r;
+    pr->recv->parent_slot = PAIR_RECV;
     pr->send->parent = r;
+    pr->send->parent_slot = PAIR_SEND;
     pr->recv->ops->start(pr->recv);
     pr->send->ops->start(pr->send);
     *out = r;

@@ -25,7 +25,7 @@
 #include "exchange.h"
 #include "transport/udp/wire.h"
 
-struct addr { uint32_t ip; uint16_t port, zero; };  /* as transport/udp publishes it */
+struct addr { uint32_t ip; uint16_t port, zero; uint32_t mtu, window; };  /* as transport/udp publishes it */
 
 /* transport/udp/wire.h's header, written out: a stranger's view of the wire */
 struct dgram {

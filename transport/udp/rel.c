@@ -87,6 +87,8 @@ int udp_open(struct udp_state *st)
     epoll_ctl(st->epfd, EPOLL_CTL_ADD, st->timer_fd, &ev);
     st->addr.ip = sa.sin_addr.s_addr;
     st->addr.port = sa.sin_port;
+    st->addr.mtu = htonl((uint32_t)st->mtu);
+    st->addr.window = htonl(st->window);
     if (cdn_param_str("CADENCE_UDP_SHOW_PORT") != NULL &&
         cdn_param_long("CADENCE_UDP_SHOW_PORT", 0, 0, 1) == 1)
         fprintf(stderr, "cadence: rank %d: udp context %d listens on %s:%u\n", st->me, st->tp.ctx,
@@ -107,6 +109,16 @@ static int fetch_addr(struct udp_state *st, struct udp_peer *p)
         return rc;
     if (len != sizeof a)
         return cdn_err(MPI_ERR_OTHER, "udp: rank %d published a %zu-byte address", p->fp.world, len);
+    /* A larger MTU's segments do not fit our frames (the job would end on
+     * a "malformed frame" at the first large message); a different window
+     * drops whatever lies beyond the smaller one, each time, until it is
+     * sent again.  Either is a setting that differs between processes: say
+     * so at the first contact. */
+    if (ntohl(a.mtu) != st->mtu || ntohl(a.window) != st->window)
+        return cdn_err(MPI_ERR_OTHER, "udp: rank %d runs with CADENCE_UDP_MTU=%u and "
+                       "CADENCE_UDP_WINDOW=%u, rank %d with %zu and %u: every process of a job "
+                       "needs the same values", p->fp.world, ntohl(a.mtu), ntohl(a.window),
+                       st->me, st->mtu, st->window);
     memset(&p->sa, 0, sizeof p->sa);
     p->sa.sin_family = AF_INET;
     p->sa.sin_port = a.port;
@@ -140,13 +152,18 @@ int udp_usable(struct udp_state *st, struct udp_peer *p, const char *what)
         return cdn_err(MPI_ERR_OTHER, "%s: rank %d has finalized", what, p->fp.world);
     if (p->state == PEER_FAILED)
         return cdn_err(MPIX_ERR_PROC_FAILED, "%s: rank %d has failed", what, p->fp.world);
+    /* the address (and the settings checked with it) first: a peer
+     * refused is never touched, so finalizing does not wait for it */
+    int rc = p->addr_known ? MPI_SUCCESS : fetch_addr(st, p);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!touch(st, p))
         return cdn_err(MPI_ERR_NO_MEM, "%s: udp: out of memory for the window to rank %d", what,
                        p->fp.world);
     if (p->seal.gcm == NULL && !cdn_udp_mac_open(&p->seal))
         return cdn_err(MPI_ERR_OTHER, "%s: udp: cannot make an AES-GCM context (OpenSSL) for "
                        "rank %d", what, p->fp.world);
-    return p->addr_known ? MPI_SUCCESS : fetch_addr(st, p);
+    return MPI_SUCCESS;
 }
 
 /* Fire the timer at `at` (µs, CLOCK_MONOTONIC) unless it fires sooner. */

@@ -43,6 +43,10 @@ struct udp_addr {
     uint32_t ip;     /* network order */
     uint16_t port;   /* network order */
     uint16_t zero;
+    /* the sender's CADENCE_UDP_MTU and CADENCE_UDP_WINDOW (network order):
+     * a peer's segments must fit ours, so both must match (fetch_addr) */
+    uint32_t mtu;
+    uint32_t window;
 };
 
 /* A sent segment kept until acknowledged. */

@@ -132,6 +132,11 @@ struct cdn_engine {
      * threads poll (transport op `polled`): the progress thread then stands
      * aside asleep in its ordinary epoll instead of parking. */
     bool quiet_poll;
+    /* Otherwise (a socket transport: tcp, udp, ucx, ofi), while application
+     * threads poll in a blocking call the fds of the transports without
+     * `polled` are muted in the engine's epoll set (cdn_progress_mute):
+     * CADENCE_PROGRESS_MUTE. */
+    bool mute_fds;
     /* Lingering (cdn_progress_leave_short): after a short blocking call the
      * transports' count of pollers keeps one more for a while, so peers
      * ring nobody while the application is between calls.  linger_ns is
@@ -305,19 +310,24 @@ static inline bool cdn_progress_comes_eagerly(int64_t bytes)
  * Otherwise it parks and resumes within a millisecond once nobody polls,
  * e.g. when the waiter goes to sleep. */
 void cdn_progress_quiet(int delta);
+void cdn_progress_mute(void);
 static inline void cdn_progress_app_enter(void)
 {
-    atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
+    unsigned was = atomic_fetch_add_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
     if (cdn_engine.quiet_poll)
         cdn_progress_quiet(1);
+    else if (cdn_engine.mute_fds && was == 0)
+        cdn_progress_mute();
 }
 static inline void cdn_progress_app_leave(void)
 {
     /* seq_cst: pairs with the standing-aside thread's arming and its look
      * at app_pollers (cdn_progress_stand_aside) */
-    atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
+    unsigned was = atomic_fetch_sub_explicit(&cdn_engine.app_pollers, 1, memory_order_seq_cst);
     if (cdn_engine.quiet_poll)
         cdn_progress_quiet(-1);
+    else if (cdn_engine.mute_fds && was == 1)
+        cdn_progress_mute();
 }
 /* The progress thread while application threads poll, with quiet
  * doorbells: asleep in epoll, armed, until kicked or nobody polls. */

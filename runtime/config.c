@@ -92,6 +92,11 @@ const struct cdn_param cdn_params[] = {
      "next sleeps this long without arming the doorbells (peers do not ring it), then polls: "
      "a burst of messages costs a wake-up per nap instead of one per message. 0 re-arms at "
      "once."},
+    {"CADENCE_PROGRESS_MUTE", "boolean", "1", "library",
+     "With a socket transport (tcp, udp, ucx, ofi) and the progress thread on: while an "
+     "application thread polls in a blocking call, the transports' fds are muted in the "
+     "progress thread's epoll set, so a message the poller takes itself does not also wake "
+     "the thread. 0 leaves them armed."},
     {"CADENCE_PROGRESS_NICE", "integer", "-20", "library",
      "Nice value (-20..0) the progress thread asks for, where the process may raise priority "
      "(root, CAP_SYS_NICE or RLIMIT_NICE; else as far as RLIMIT_NICE allows, or 0): it then "

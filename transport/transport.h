@@ -175,6 +175,10 @@ struct cdn_transport_ops {
 /* Capabilities (cdn_transport_ops.caps). */
 #define CDN_TP_CAP_GET 0x1     /* get: one-sided read of a peer's memory */
 #define CDN_TP_CAP_PUT 0x2     /* put: one-sided write */
+/* Its fd (without `polled`) may be muted in the engine's epoll set while
+ * application threads poll in blocking calls (progress/engine.c,
+ * cdn_progress_mute): what arrives then is theirs to take. */
+#define CDN_TP_CAP_MUTE 0x4
 
 struct cdn_transport {
     const struct cdn_transport_ops *ops;

@@ -614,6 +614,7 @@ struct cdn_transport *cdn_tcp_transport_create(void)
     }
     st->auth_ms = cdn_param_long("CADENCE_TCP_AUTH_TIMEOUT", 2000, 10, 600000);
     st->tp.ops = &tcp_ops;
+    st->tp.caps = CDN_TP_CAP_MUTE;  /* progress/engine.c, cdn_progress_mute */
     st->tp.am_max = TCP_AM_MAX;
     st->tp.eager_always = st->tp.eager_limit =
         (size_t)cdn_param_long("CADENCE_TCP_EAGER_LIMIT", 65536, 0, TCP_EAGER_MAX);

@@ -785,7 +785,7 @@ struct cdn_transport *cdn_ucx_transport_create(void)
     st->op_spares = (struct cdn_keep)CDN_KEEP_INIT(st->op_kept);
     st->in_spares = (struct cdn_keep)CDN_KEEP_INIT(st->in_kept);
     st->tp.ops = &ucx_ops;
-    st->tp.caps = CDN_TP_CAP_GET | CDN_TP_CAP_PUT;
+    st->tp.caps = CDN_TP_CAP_GET | CDN_TP_CAP_PUT | CDN_TP_CAP_MUTE;
     st->tp.am_max = UCX_AM_MAX;
     st->tp.eager_always = st->tp.eager_limit =
         (size_t)cdn_param_long("CADENCE_UCX_EAGER_LIMIT", 32768, 0, 1 << 20);

@@ -1081,6 +1081,8 @@ void cdn_progress_mute(void)
     bool want = atomic_load_explicit(&cdn_engine.app_pollers, memory_order_seq_cst) > 0;
     if (want != muted) {
         muted = want;
+        if (want && cdn_sent_report)
+            atomic_fetch_add_explicit(&cdn_engine.mutes, 1, memory_order_relaxed);
         for (int i = 0; i < cdn_engine.ntransports; i++) {
             struct cdn_transport *tp = cdn_engine.transports[i];
             int fd = tp->ops->fd(tp);

@@ -161,6 +161,7 @@ struct cdn_engine {
      * progress thread's look, by a start, by a sleeper or shutdown; held
      * starts (cdn_progress_start_end). */
     atomic_ulong lingers, linger_ends[3], held;
+    atomic_ulong mutes;           /* ... and times the fds were muted (cdn_progress_mute) */
     /* This process's wants (enum cdn_want), counted here; the transports
      * hear only of a count leaving or reaching zero (cdn_progress_want).
      * A line of its own: every posted receive moves it. */

@@ -76,6 +76,9 @@ void cdn_sent_print(void)
             atomic_load(&cdn_engine.linger_ends[CDN_LINGER_STARTED]),
             atomic_load(&cdn_engine.linger_ends[CDN_LINGER_OTHER]),
             atomic_load(&cdn_engine.held));
+    if (cdn_engine.mute_fds)
+        fprintf(stderr, "cadence: rank %d: transport fds muted while application threads "
+                "polled %lu\n", cdn_rt.world_rank, atomic_load(&cdn_engine.mutes));
     unsigned long asked, allocated;
     cdn_staging_counts(&asked, &allocated);
     fprintf(stderr, "cadence: rank %d: staging copies of non-contiguous messages %lu, "

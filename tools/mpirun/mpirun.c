@@ -313,7 +313,10 @@ static void unlink_matching(const char *pattern)
 }
 
 /* Files a rank may have left when it was killed before cleaning up: the
- * shared-memory transport names its files after the job or the rank's pid. */
+ * shared-memory transport names its files after the job or the rank's pid,
+ * and libfabric's shm provider (transport/ofi) its regions "PID:UID:N".
+ * A region left behind made a later process that got the same pid fail
+ * its fi_enable with EBUSY (pids wrap at pid_max). */
 static void remove_leftovers(void)
 {
     if (job.tmpdir[0] != '\0')
@@ -327,6 +330,9 @@ static void remove_leftovers(void)
         snprintf(pattern, sizeof pattern, "/dev/shm/cadence.%d", (int)job.ranks[i].pid);
         unlink(pattern);
         snprintf(pattern, sizeof pattern, "/dev/shm/cadence.%d.*", (int)job.ranks[i].pid);
+        unlink_matching(pattern);
+        snprintf(pattern, sizeof pattern, "/dev/shm/%d:%u:*", (int)job.ranks[i].pid,
+                 (unsigned)getuid());
         unlink_matching(pattern);
     }
 }

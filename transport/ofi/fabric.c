@@ -196,8 +196,16 @@ static const char *open_all(struct ofi_state *st)
         return fail("binding the completion queue", rc);
     if ((rc = fi_ep_bind(st->ep, &st->av->fid, 0)) != 0)
         return fail("binding the address vector", rc);
-    if ((rc = fi_enable(st->ep)) != 0)
+    if ((rc = fi_enable(st->ep)) != 0) {
+        if (rc == -FI_EBUSY && strcmp(st->info->fabric_attr->prov_name, "shm") == 0) {
+            snprintf(why_buf, sizeof why_buf, "libfabric: fi_enable failed: %s (the shm "
+                     "provider's region /dev/shm/%d:%u:0 exists: left by an earlier process "
+                     "with this pid that was killed?)", fi_strerror(-rc), (int)getpid(),
+                     (unsigned)getuid());
+            return why_buf;
+        }
         return fail("fi_enable", rc);
+    }
     return NULL;
 }
 

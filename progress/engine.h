@@ -132,10 +132,9 @@ struct cdn_engine {
      * threads poll (transport op `polled`): the progress thread then stands
      * aside asleep in its ordinary epoll instead of parking. */
     bool quiet_poll;
-    /* Otherwise (a socket transport: tcp, udp, ucx, ofi), while application
-     * threads poll in a blocking call the fds of the transports without
-     * `polled` are muted in the engine's epoll set (cdn_progress_mute):
-     * CADENCE_PROGRESS_MUTE. */
+    /* Otherwise, while application threads poll in a blocking call, the
+     * fds of the transports with CDN_TP_CAP_MUTE (tcp, ucx) are muted in
+     * the engine's epoll set (cdn_progress_mute; CADENCE_PROGRESS_MUTE). */
     bool mute_fds;
     /* Lingering (cdn_progress_leave_short): after a short blocking call the
      * transports' count of pollers keeps one more for a while, so peers

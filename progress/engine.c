@@ -382,18 +382,40 @@ static void peer_lost(int world_rank)
     cdn_progress_defer(&l->w);
 }
 
+/* tp's fd in the engine's epoll set: added, or its events changed. */
+static void watch(struct cdn_transport *tp, int fd, int op, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = tp};
+    epoll_ctl(cdn_engine.epfd, op, fd, &ev);
+}
+
+/* The fds cdn_progress_mute mutes (transports with CDN_TP_CAP_MUTE and no
+ * `polled`), found at wire-up; whether they are muted now. */
+static struct mute_fd {
+    struct cdn_transport *tp;
+    int fd;
+} *mute_set;
+static int nmute;
+static bool muted;
+static pthread_mutex_t mute_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int cdn_progress_wireup(void)
 {
+    free(mute_set);
+    mute_set = calloc((size_t)cdn_engine.ntransports + 1, sizeof *mute_set);
+    nmute = 0;
+    muted = false;
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         int rc = tp->ops->wireup(tp);
         if (rc != MPI_SUCCESS)
             return rc;
         int fd = tp->ops->fd(tp);
-        if (fd >= 0) {
-            struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tp};
-            epoll_ctl(cdn_engine.epfd, EPOLL_CTL_ADD, fd, &ev);
-        }
+        if (fd < 0)
+            continue;
+        watch(tp, fd, EPOLL_CTL_ADD, EPOLLIN);
+        if (mute_set != NULL && (tp->caps & CDN_TP_CAP_MUTE) && tp->ops->polled == NULL)
+            mute_set[nmute++] = (struct mute_fd){tp, fd};
     }
     /* Which transport reaches whom is fixed from now on: a table per
      * context answers every send (cdn_progress_transport_in).  Without
@@ -418,10 +440,7 @@ int cdn_progress_wireup(void)
     }
     if (!cdn_engine.quiet_poll || cdn_engine.oversubscribed)
         cdn_engine.linger_ns = 0;
-    cdn_engine.mute_fds = false;
-    for (int i = 0; i < cdn_engine.ntransports; i++)
-        cdn_engine.mute_fds |= (cdn_engine.transports[i]->caps & CDN_TP_CAP_MUTE) != 0;
-    cdn_engine.mute_fds = cdn_engine.mute_fds && cdn_engine.thread_on && !cdn_engine.quiet_poll &&
+    cdn_engine.mute_fds = nmute > 0 && cdn_engine.thread_on && !cdn_engine.quiet_poll &&
                           cdn_param_long("CADENCE_PROGRESS_MUTE", 1, 0, 1) != 0;
     cdn_engine.linger_always =
         cdn_engine.linger_ns > 0 &&
@@ -441,6 +460,12 @@ void cdn_progress_finalize(void)
     while (atomic_load(&cdn_engine.pending_work) > 0)
         cdn_progress_poll();
     cdn_sent_print();
+    pthread_mutex_lock(&mute_lock);  /* (the transports go: nothing left to mute) */
+    cdn_engine.mute_fds = false;
+    nmute = 0;
+    free(mute_set);
+    mute_set = NULL;
+    pthread_mutex_unlock(&mute_lock);
     for (int i = 0; i < cdn_engine.ntransports; i++) {
         struct cdn_transport *tp = cdn_engine.transports[i];
         tp->ops->finalize(tp);
@@ -1058,8 +1083,8 @@ void cdn_progress_start_end(bool entered, bool held)
     }
 }
 
-/* Mute or unmute, in the engine's epoll set, the fds of the transports
- * without `polled` (sockets, a library's event fd), as application
+/* Mute or unmute, in the engine's epoll set, the fds of mute_set
+ * (tcp's sockets, UCX's event fd), as application
  * threads start or stop polling in blocking calls (cdn_engine.mute_fds).
  * Asleep in epoll on a socket, the progress thread was woken by every
  * message the polling application was about to take itself: the wake-up
@@ -1072,9 +1097,6 @@ void cdn_progress_start_end(bool entered, bool held)
  * nothing that arrived while the last poller left waits.  The state
  * follows the count read under the lock, so two threads' edges applied
  * out of order still end on the count's side. */
-static pthread_mutex_t mute_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool muted;
-
 void cdn_progress_mute(void)
 {
     pthread_mutex_lock(&mute_lock);
@@ -1083,14 +1105,8 @@ void cdn_progress_mute(void)
         muted = want;
         if (want && cdn_sent_report)
             atomic_fetch_add_explicit(&cdn_engine.mutes, 1, memory_order_relaxed);
-        for (int i = 0; i < cdn_engine.ntransports; i++) {
-            struct cdn_transport *tp = cdn_engine.transports[i];
-            int fd = tp->ops->fd(tp);
-            if (fd < 0 || tp->ops->polled != NULL || !(tp->caps & CDN_TP_CAP_MUTE))
-                continue;
-            struct epoll_event ev = {.events = want ? 0u : EPOLLIN, .data.ptr = tp};
-            epoll_ctl(cdn_engine.epfd, EPOLL_CTL_MOD, fd, &ev);
-        }
+        for (int i = 0; i < nmute; i++)
+            watch(mute_set[i].tp, mute_set[i].fd, EPOLL_CTL_MOD, want ? 0u : EPOLLIN);
     }
     pthread_mutex_unlock(&mute_lock);
 }

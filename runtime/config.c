@@ -93,8 +93,8 @@ const struct cdn_param cdn_params[] = {
      "a burst of messages costs a wake-up per nap instead of one per message. 0 re-arms at "
      "once."},
     {"CADENCE_PROGRESS_MUTE", "boolean", "1", "library",
-     "With a socket transport (tcp, udp, ucx, ofi) and the progress thread on: while an "
-     "application thread polls in a blocking call, the transports' fds are muted in the "
+     "With the tcp or ucx transport and the progress thread on: while an "
+     "application thread polls in a blocking call, those transports' fds are muted in the "
      "progress thread's epoll set, so a message the poller takes itself does not also wake "
      "the thread. 0 leaves them armed."},
     {"CADENCE_PROGRESS_NICE", "integer", "-20", "library",

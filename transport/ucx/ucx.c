@@ -594,6 +594,28 @@ static void close_all(struct ucx_state *st)
 }
 
 /* Tell every peer we talked to that we are ending, then close. */
+/* Finalize (lock held): free what completed and arrived and was not yet
+ * taken, unreported; with_worker: the worker is still there to give
+ * back the arrivals' data to. */
+static void drop_queued(struct ucx_state *st, bool with_worker)
+{
+    struct ucx_in *in;
+    struct ucx_op *done;
+    take_queued(st, &in, &done);
+    while (done != NULL) {
+        struct ucx_op *op = done;
+        done = op->next;
+        ucx_op_discard(st, op);
+    }
+    while (in != NULL) {
+        struct ucx_in *m = in;
+        in = m->next;
+        if (with_worker && m->desc != NULL && m->hdr.type != M_RTS)
+            ucp_am_data_release(st->worker, m->desc);
+        ucx_in_free(st, m);
+    }
+}
+
 static void ucx_finalize(struct cdn_transport *tp)
 {
     struct ucx_state *st = ucx_state_of(tp);
@@ -631,33 +653,14 @@ static void ucx_finalize(struct cdn_transport *tp)
     }
     ucx_rma_finalize(st);
     close_all(st);
-    struct ucx_in *in;
-    struct ucx_op *done;
-    take_queued(st, &in, &done);
-    while (done != NULL) {
-        struct ucx_op *op = done;
-        done = op->next;
-        ucx_op_discard(st, op);
-    }
-    while (in != NULL) {
-        struct ucx_in *m = in;
-        in = m->next;
-        if (m->desc != NULL && m->hdr.type != M_RTS)
-            ucp_am_data_release(st->worker, m->desc);
-        ucx_in_free(st, m);
-    }
+    drop_queued(st, true);
     ucp_worker_release_address(st->worker, st->addr);
     ucp_worker_destroy(st->worker);
     ucp_cleanup(st->ctx);
     /* What the worker finished as it went, then the rendezvous sends it
      * never will (one whose receiver cancelled it: UCX's shared-memory
      * transports keep its request to the end). */
-    take_queued(st, &in, &done);
-    while (done != NULL) {
-        struct ucx_op *op = done;
-        done = op->next;
-        ucx_op_discard(st, op);
-    }
+    drop_queued(st, false);
     for (int w = 0; w < st->size; w++)
         while (st->peers[w].rndv != NULL)
             ucx_op_discard(st, st->peers[w].rndv);

@@ -85,14 +85,23 @@ static uint64_t gmac(struct udp_mac *m, const void *hdr, int32_t src, uint64_t c
     return v;
 }
 
+/* The MAC of a datagram whose header is hdr (src, ctr, len its fields):
+ * by the payload's length, SipHash or GMAC (wire.h, "The MAC"), one
+ * choice for sealing and checking. */
+static uint64_t tag(struct udp_mac *m, const void *hdr, int32_t src, uint64_t ctr,
+                    const void *payload, uint32_t len, bool *ok)
+{
+    if (len < UDP_GMAC_MIN) {
+        *ok = true;
+        return cdn_siphash24(&m->sip, hdr, MAC_COVERS, payload, len);
+    }
+    return gmac(m, hdr, src, ctr, payload, len, ok);
+}
+
 void cdn_udp_dgram_seal(struct udp_dgram *d, struct udp_mac *m)
 {
-    if (d->len < UDP_GMAC_MIN) {
-        d->mac = cdn_siphash24(&m->sip, d, MAC_COVERS, d + 1, d->len);
-        return;
-    }
     bool ok;
-    d->mac = gmac(m, d, d->src, d->ctr, d + 1, d->len, &ok);
+    d->mac = tag(m, d, d->src, d->ctr, d + 1, d->len, &ok);
     if (!ok) {
         /* no context (a caller's bug) or OpenSSL failed: nothing sensible to send */
         fprintf(stderr, "cadence: udp: AES-GMAC failed sealing a datagram\n");
@@ -111,17 +120,9 @@ enum udp_verdict cdn_udp_dgram_check(const void *buf, size_t n, struct udp_mac *
         (size_t)d.len != n - sizeof d || (d.flags & ~(DG_DATA | DG_PROBE)) != 0 ||
         ((d.flags & DG_DATA) != 0) != (d.seq != 0))
         return UDP_MALFORMED;
-    const char *payload = (const char *)buf + sizeof d;
-    uint64_t mac;
-    if (d.len < UDP_GMAC_MIN) {
-        mac = cdn_siphash24(&m->sip, buf, MAC_COVERS, payload, d.len);
-    } else {
-        bool ok;
-        mac = gmac(m, buf, d.src, d.ctr, payload, d.len, &ok);
-        if (!ok)
-            return UDP_BAD_MAC;
-    }
-    if (CRYPTO_memcmp(&mac, &d.mac, sizeof mac) != 0)
+    bool ok;
+    uint64_t mac = tag(m, buf, d.src, d.ctr, (const char *)buf + sizeof d, d.len, &ok);
+    if (!ok || CRYPTO_memcmp(&mac, &d.mac, sizeof mac) != 0)
         return UDP_BAD_MAC;
     if (d.src < 0 || d.src >= world_size || d.src == self)
         return UDP_UNKNOWN_RANK;
